@@ -1,0 +1,17 @@
+# Layering is a build rule, not a convention: the pure libraries must not link verbs, rdma_cm,
+# hwloc or UCX, and must not depend on nic/ or host/.
+function(_augur_check_pure target)
+  if(NOT TARGET ${target})
+    return()
+  endif()
+  get_target_property(_libs ${target} LINK_LIBRARIES)
+  get_target_property(_ilibs ${target} INTERFACE_LINK_LIBRARIES)
+  foreach(_lib IN LISTS _libs _ilibs)
+    if(_lib MATCHES "IBVERBS|RDMACM|HWLOC|UCX|ibverbs|rdmacm|hwloc|ucx|augur_nic|augur_host")
+      message(FATAL_ERROR "layering: ${target} is a pure library and must not link ${_lib}")
+    endif()
+  endforeach()
+endfunction()
+_augur_check_pure(augur_predictor)
+_augur_check_pure(augur_relations)
+_augur_check_pure(augur_common)
