@@ -1,0 +1,223 @@
+// Move-only RAII owners for verbs objects. This header hides <infiniband/verbs.h> so that layers
+// above nic/ never see verbs types; only nic/*.cpp include it.
+//
+// Lifetime: a Context outlives its ProtectionDomain, CompletionChannel and CompletionQueues; a
+// ProtectionDomain outlives its MemoryRegions and QueuePairs; a QueuePair is destroyed before its
+// CompletionQueues. Declare members in creation order and destruction is the reverse.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "augur/status.h"
+
+struct ibv_context;
+struct ibv_pd;
+struct ibv_comp_channel;
+struct ibv_cq;
+struct ibv_qp;
+struct ibv_mr;
+
+namespace augur::nic {
+
+namespace detail {
+struct ContextDeleter { void operator()(ibv_context* p) const noexcept; };
+struct PdDeleter { void operator()(ibv_pd* p) const noexcept; };
+struct ChannelDeleter { void operator()(ibv_comp_channel* p) const noexcept; };
+struct CqDeleter { void operator()(ibv_cq* p) const noexcept; };
+struct QpDeleter { void operator()(ibv_qp* p) const noexcept; };
+struct MrDeleter { void operator()(ibv_mr* p) const noexcept; };
+}  // namespace detail
+
+struct Gid {
+  std::array<std::uint8_t, 16> raw{};
+  [[nodiscard]] bool is_zero() const noexcept;
+  [[nodiscard]] std::string to_string() const;  // "fe80:0000:..." as ibv_devinfo prints
+};
+
+enum class LinkLayer : std::uint8_t { kInfiniBand = 0, kEthernet = 1 };
+
+struct PortAttr {
+  std::uint8_t port = 1;
+  LinkLayer link_layer = LinkLayer::kInfiniBand;
+  bool active = false;
+  std::uint16_t lid = 0;
+  std::uint8_t active_mtu = 0;  // verbs enum value: 1=256 ... 5=4096 bytes
+  std::uint32_t active_mtu_bytes = 0;
+};
+
+struct DeviceLimits {
+  std::uint32_t max_sge = 0;
+  std::uint32_t max_qp_wr = 0;
+  std::uint32_t max_cqe = 0;
+  std::uint32_t max_qp_rd_atom = 0;
+  std::uint64_t max_mr_size = 0;
+};
+
+// Names of the verbs devices on this host, in the order libibverbs lists them.
+Result<std::vector<std::string>> list_devices();
+
+class Context {
+ public:
+  // Opens the named device; an empty name opens the first device listed.
+  static Result<Context> open(std::string_view name);
+
+  [[nodiscard]] const std::string& name() const noexcept { return name_; }
+  [[nodiscard]] Result<PortAttr> query_port(std::uint8_t port) const;
+  [[nodiscard]] Result<DeviceLimits> limits() const;
+  [[nodiscard]] Result<Gid> query_gid(std::uint8_t port, int index) const;
+  // The GID index to address this port by: on RoCE the RoCE v2 IPv4-mapped entry, else the first
+  // RoCE v2 entry, else index 0 (InfiniBand, RoCE v1).
+  [[nodiscard]] Result<int> select_gid_index(std::uint8_t port) const;
+  [[nodiscard]] ibv_context* get() const noexcept { return ctx_.get(); }
+
+ private:
+  Context(ibv_context* ctx, std::string name) : ctx_(ctx), name_(std::move(name)) {}
+  std::unique_ptr<ibv_context, detail::ContextDeleter> ctx_;
+  std::string name_;
+};
+
+class ProtectionDomain {
+ public:
+  static Result<ProtectionDomain> create(const Context& ctx);
+  [[nodiscard]] ibv_pd* get() const noexcept { return pd_.get(); }
+
+ private:
+  explicit ProtectionDomain(ibv_pd* pd) : pd_(pd) {}
+  std::unique_ptr<ibv_pd, detail::PdDeleter> pd_;
+};
+
+enum Access : std::uint32_t {
+  kLocalWrite = 1u << 0,
+  kRemoteWrite = 1u << 1,
+  kRemoteRead = 1u << 2,
+};
+
+class MemoryRegion {
+ public:
+  static Result<MemoryRegion> register_memory(const ProtectionDomain& pd, void* addr, std::size_t length,
+                                              std::uint32_t access);
+  [[nodiscard]] void* addr() const noexcept;
+  [[nodiscard]] std::size_t length() const noexcept;
+  [[nodiscard]] std::uint32_t lkey() const noexcept;
+  [[nodiscard]] std::uint32_t rkey() const noexcept;
+
+ private:
+  explicit MemoryRegion(ibv_mr* mr) : mr_(mr) {}
+  std::unique_ptr<ibv_mr, detail::MrDeleter> mr_;
+};
+
+// Event channel so the assist thread can sleep until a completion arrives instead of spinning.
+class CompletionChannel {
+ public:
+  static Result<CompletionChannel> create(const Context& ctx);
+  [[nodiscard]] int fd() const noexcept;
+  [[nodiscard]] ibv_comp_channel* get() const noexcept { return ch_.get(); }
+
+ private:
+  explicit CompletionChannel(ibv_comp_channel* ch) : ch_(ch) {}
+  std::unique_ptr<ibv_comp_channel, detail::ChannelDeleter> ch_;
+};
+
+enum class WcOpcode : std::uint8_t { kSend, kRdmaWrite, kRdmaRead, kRecv, kRecvRdmaWithImm, kOther };
+
+struct Completion {
+  std::uint64_t wr_id = 0;
+  int wc_status = 0;        // raw ibv_wc_status; 0 is success
+  WcOpcode opcode = WcOpcode::kOther;
+  std::uint32_t byte_len = 0;
+  bool has_imm = false;
+  std::uint32_t imm = 0;    // host byte order
+  std::uint32_t qp_num = 0;
+  std::uint32_t vendor_err = 0;
+  [[nodiscard]] bool ok() const noexcept { return wc_status == 0; }
+  [[nodiscard]] Status status() const;  // OK, or the completion error named as ibv_wc_status_str does
+};
+
+// The one place where an ibv_wc_status becomes a Status.
+Status wc_status_to_status(int wc_status, std::uint32_t vendor_err = 0);
+
+class CompletionQueue {
+ public:
+  // `channel` may be null for a polled-only CQ.
+  static Result<CompletionQueue> create(const Context& ctx, int min_entries, CompletionChannel* channel);
+  // Polls up to out.size() completions; returns how many were written.
+  Result<std::size_t> poll(std::span<Completion> out);
+  // Asks for an event on the channel at the next completion (then poll again to close the race).
+  Status request_notify();
+  // Blocks on the channel until this CQ has an event or `timeout_ms` passes (kTimeout), acks it.
+  Status wait_event(CompletionChannel& channel, int timeout_ms);
+  [[nodiscard]] ibv_cq* get() const noexcept { return cq_.get(); }
+
+ private:
+  explicit CompletionQueue(ibv_cq* cq) : cq_(cq) {}
+  std::unique_ptr<ibv_cq, detail::CqDeleter> cq_;
+};
+
+struct Sge {
+  std::uint64_t addr = 0;
+  std::uint32_t length = 0;
+  std::uint32_t lkey = 0;
+};
+
+enum class SendOp : std::uint8_t { kSend, kSendWithImm, kRdmaWrite, kRdmaWriteWithImm, kRdmaRead };
+
+struct SendRequest {
+  std::uint64_t wr_id = 0;
+  SendOp op = SendOp::kSend;
+  std::span<const Sge> sges;
+  std::uint64_t remote_addr = 0;  // RDMA ops
+  std::uint32_t rkey = 0;         // RDMA ops
+  std::uint32_t imm = 0;          // *WithImm, host byte order
+  bool signaled = true;
+  bool inline_data = false;
+};
+
+struct QpCaps {
+  std::uint32_t max_send_wr = 128;
+  std::uint32_t max_recv_wr = 128;
+  std::uint32_t max_send_sge = 1;
+  std::uint32_t max_recv_sge = 1;
+  std::uint32_t max_inline_data = 0;
+};
+
+struct QpAddress;  // wire.h
+
+// RC connection parameters for this side; the timeouts decide how fast a dead peer is noticed.
+struct ConnectOptions {
+  std::uint8_t port = 1;
+  int gid_index = -1;            // -1: Context::select_gid_index
+  std::uint8_t timeout = 14;     // local ACK timeout, 4.096 us * 2^timeout
+  std::uint8_t retry_cnt = 7;
+  std::uint8_t rnr_retry = 7;    // 7 = retry forever on receiver-not-ready
+  std::uint8_t min_rnr_timer = 12;
+  std::uint8_t max_rd_atomic = 16;  // capped by the device's max_qp_rd_atom
+};
+
+class QueuePair {
+ public:
+  static Result<QueuePair> create_rc(const ProtectionDomain& pd, const CompletionQueue& send_cq,
+                                     const CompletionQueue& recv_cq, const QpCaps& caps);
+  [[nodiscard]] std::uint32_t qp_num() const noexcept;
+  // This side's address for the peer (QP number, PSN, LID, GID, MTU).
+  [[nodiscard]] Result<QpAddress> local_address(const Context& ctx, const ConnectOptions& opt,
+                                                std::uint32_t psn) const;
+  // RESET -> INIT -> RTR -> RTS against the peer's address.
+  Status connect(const Context& ctx, const ConnectOptions& opt, const QpAddress& local,
+                 const QpAddress& remote);
+  Status post_send(const SendRequest& wr);
+  Status post_recv(std::uint64_t wr_id, std::span<const Sge> sges);
+  [[nodiscard]] ibv_qp* get() const noexcept { return qp_.get(); }
+
+ private:
+  explicit QueuePair(ibv_qp* qp) : qp_(qp) {}
+  std::unique_ptr<ibv_qp, detail::QpDeleter> qp_;
+};
+
+}  // namespace augur::nic

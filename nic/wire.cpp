@@ -1,0 +1,116 @@
+#include "augur/nic/wire.h"
+
+#include <cstring>
+#include <string>
+
+namespace augur::nic {
+
+namespace {
+
+// Big-endian field writers/readers: the wire is independent of the host's byte order.
+class Writer {
+ public:
+  explicit Writer(std::byte* p) : p_(p) {}
+  template <typename T>
+  void put(T v) {
+    for (std::size_t i = 0; i < sizeof(T); ++i) {
+      p_[i] = static_cast<std::byte>((v >> (8 * (sizeof(T) - 1 - i))) & 0xff);
+    }
+    p_ += sizeof(T);
+  }
+  void put_bytes(const std::uint8_t* src, std::size_t n) {
+    std::memcpy(p_, src, n);
+    p_ += n;
+  }
+
+ private:
+  std::byte* p_;
+};
+
+class Reader {
+ public:
+  explicit Reader(const std::byte* p) : p_(p) {}
+  template <typename T>
+  T get() {
+    T v = 0;
+    for (std::size_t i = 0; i < sizeof(T); ++i) v = static_cast<T>((v << 8) | std::to_integer<T>(p_[i]));
+    p_ += sizeof(T);
+    return v;
+  }
+  void get_bytes(std::uint8_t* dst, std::size_t n) {
+    std::memcpy(dst, p_, n);
+    p_ += n;
+  }
+
+ private:
+  const std::byte* p_;
+};
+
+Status bad(const char* what, const std::string& detail) {
+  return {Code::kProtocol, std::string("malformed ") + what + " from peer: " + detail};
+}
+
+}  // namespace
+
+void encode(const QpAddress& in, std::span<std::byte, sizeof(QpAddress)> out) noexcept {
+  Writer w(out.data());
+  w.put(in.magic);
+  w.put(in.version);
+  w.put(in.lid);
+  w.put(in.qp_num);
+  w.put(in.psn);
+  w.put_bytes(in.gid, sizeof in.gid);
+  w.put(in.mtu);
+  w.put(in.link_layer);
+  w.put_bytes(in.reserved, sizeof in.reserved);
+}
+
+Result<QpAddress> parse_qp_address(std::span<const std::byte> in) {
+  if (in.size() != sizeof(QpAddress)) {
+    return bad("QP address", "size " + std::to_string(in.size()) + ", expected " + std::to_string(sizeof(QpAddress)));
+  }
+  Reader r(in.data());
+  QpAddress a;
+  a.magic = r.get<std::uint32_t>();
+  a.version = r.get<std::uint16_t>();
+  a.lid = r.get<std::uint16_t>();
+  a.qp_num = r.get<std::uint32_t>();
+  a.psn = r.get<std::uint32_t>();
+  r.get_bytes(a.gid, sizeof a.gid);
+  a.mtu = r.get<std::uint8_t>();
+  a.link_layer = r.get<std::uint8_t>();
+  r.get_bytes(a.reserved, sizeof a.reserved);
+  if (a.magic != QpAddress::kMagic) return bad("QP address", "bad magic");
+  if (a.version != QpAddress::kVersion) return bad("QP address", "version " + std::to_string(a.version));
+  if (a.qp_num == 0 || a.qp_num > 0xffffff) return bad("QP address", "QP number " + std::to_string(a.qp_num));
+  if (a.psn > 0xffffff) return bad("QP address", "PSN " + std::to_string(a.psn) + " exceeds 24 bits");
+  if (a.mtu < 1 || a.mtu > 5) return bad("QP address", "MTU code " + std::to_string(a.mtu));
+  if (a.link_layer > 1) return bad("QP address", "link layer " + std::to_string(a.link_layer));
+  return a;
+}
+
+void encode(const RemoteBuffer& in, std::span<std::byte, sizeof(RemoteBuffer)> out) noexcept {
+  Writer w(out.data());
+  w.put(in.magic);
+  w.put(in.rkey);
+  w.put(in.addr);
+  w.put(in.length);
+}
+
+Result<RemoteBuffer> parse_remote_buffer(std::span<const std::byte> in) {
+  if (in.size() != sizeof(RemoteBuffer)) {
+    return bad("remote buffer", "size " + std::to_string(in.size()) + ", expected " + std::to_string(sizeof(RemoteBuffer)));
+  }
+  Reader r(in.data());
+  RemoteBuffer b;
+  b.magic = r.get<std::uint32_t>();
+  b.rkey = r.get<std::uint32_t>();
+  b.addr = r.get<std::uint64_t>();
+  b.length = r.get<std::uint64_t>();
+  if (b.magic != RemoteBuffer::kMagic) return bad("remote buffer", "bad magic");
+  if (b.addr == 0 && b.length != 0) return bad("remote buffer", "null address with non-zero length");
+  if (b.addr + b.length < b.addr) return bad("remote buffer", "address range wraps around");
+  return b;
+}
+
+}  // namespace augur::nic
