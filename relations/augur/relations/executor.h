@@ -1,0 +1,27 @@
+// Executors: move data as a relation says, decoding its encoding on the fly.
+//   Pack   (message assembly):    out[i]   = src[s_i]  for the i-th tuple in relation order
+//   Unpack (message disassembly): dst[d_i] = in[i]
+//   Copy   (layout to layout):    dst[d_i] = src[s_i]
+// Buffers are checked once against the relation's extents (element units * elem_size);
+// overlapping source and destination buffers are rejected.
+#pragma once
+
+#include <cstddef>
+#include <span>
+
+#include "augur/relations/encoding.h"
+#include "augur/relations/relation.h"
+#include "augur/status.h"
+
+namespace augur::relations {
+
+Status Pack(const EncodedRelation& r, std::span<const std::byte> src, std::span<std::byte> out);
+Status Unpack(const EncodedRelation& r, std::span<const std::byte> in, std::span<std::byte> dst);
+Status Copy(const EncodedRelation& r, std::span<const std::byte> src, std::span<std::byte> dst);
+
+// Reference executors straight from the tuples (the AAPAIR loop without the copy into pairs).
+Status Pack(const Relation& r, std::span<const std::byte> src, std::span<std::byte> out);
+Status Unpack(const Relation& r, std::span<const std::byte> in, std::span<std::byte> dst);
+Status Copy(const Relation& r, std::span<const std::byte> src, std::span<std::byte> dst);
+
+}  // namespace augur::relations
