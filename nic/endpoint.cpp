@@ -1,5 +1,7 @@
 #include "augur/nic/endpoint.h"
 
+#include "augur/settings.h"
+
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -116,4 +118,20 @@ Result<RemoteBuffer> exchange(int fd, const RemoteBuffer& mine, int timeout_ms) 
   return exchange_wire(fd, mine, timeout_ms, [](auto in) { return parse_remote_buffer(in); });
 }
 
+}  // namespace augur::nic
+
+namespace augur::nic {
+Result<EndpointOptions> endpoint_options_from_settings() {
+  EndpointOptions o;
+  AUGUR_ASSIGN_OR_RETURN(o.device, setting_string("AUGUR_DEVICE"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t port, setting_int("AUGUR_PORT", 1, 255));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t gid, setting_int("AUGUR_GID_INDEX", -1, 255));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t timeout, setting_int("AUGUR_QP_TIMEOUT", 0, 31));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t retry, setting_int("AUGUR_QP_RETRY_COUNT", 0, 7));
+  o.connect.port = static_cast<std::uint8_t>(port);
+  o.connect.gid_index = static_cast<int>(gid);
+  o.connect.timeout = static_cast<std::uint8_t>(timeout);
+  o.connect.retry_cnt = static_cast<std::uint8_t>(retry);
+  return o;
+}
 }  // namespace augur::nic

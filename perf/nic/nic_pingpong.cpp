@@ -2,7 +2,7 @@
 // SEND/RECV, RDMA WRITE with immediate and RDMA READ, and print perftest-style latency tables
 // (half round trip for ping-pong, full round trip for READ, in microseconds). Every received
 // message is checked byte for byte. Usage: augur-nic-pingpong [--iters N] [--max-size BYTES]
-// [--device NAME]; the device defaults to $AUGUR_DEVICE, then the first one.
+// [--device NAME]; without --device the AUGUR_* settings choose (AUGUR_DEVICE, AUGUR_PORT, ...).
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,8 +52,8 @@ struct Link {
 };
 
 Result<Link> make_link(int fd, const Options& opt) {
-  EndpointOptions eo;
-  eo.device = opt.device;
+  AUGUR_ASSIGN_OR_RETURN(EndpointOptions eo, endpoint_options_from_settings());
+  if (!opt.device.empty()) eo.device = opt.device;
   eo.caps.max_send_wr = 64;
   eo.caps.max_recv_wr = 64;
   AUGUR_ASSIGN_OR_RETURN(Endpoint ep, Endpoint::create(eo));
@@ -215,7 +215,6 @@ Status run(int fd, bool initiator, const Options& opt) {
 
 int main(int argc, char** argv) {
   Options opt;
-  if (const char* d = std::getenv("AUGUR_DEVICE")) opt.device = d;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--iters" && i + 1 < argc) {

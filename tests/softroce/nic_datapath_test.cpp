@@ -1,14 +1,11 @@
 // Two processes connect RC QPs through augur's nic/ layer and move data by SEND/RECV, RDMA WRITE
 // with immediate and RDMA READ; every byte and every completion status is checked. Runs where a
 // verbs device exists (scripts/softroce): AUGUR_DEVICE names it.
-#include <fcntl.h>
-#include <sched.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -74,9 +71,8 @@ struct Side {
   RemoteBuffer peer;
 };
 
-Result<Side> setup(int fd, const std::string& device) {
-  EndpointOptions opt;
-  opt.device = device;
+Result<Side> setup(int fd) {
+  AUGUR_ASSIGN_OR_RETURN(EndpointOptions opt, endpoint_options_from_settings());
   AUGUR_ASSIGN_OR_RETURN(Endpoint ep, Endpoint::create(opt));
   std::vector<std::uint8_t> buf(kBufLen, 0);
   AUGUR_ASSIGN_OR_RETURN(MemoryRegion mr, ep.register_memory(buf.data(), buf.size(), kRemoteWrite | kRemoteRead));
@@ -97,8 +93,8 @@ Sge sge_of(const Side& s, std::size_t off, std::size_t len) {
 }
 
 // The passive side: receives SENDs and WRITE-with-immediate, serves READs.
-Status run_server(int fd, const std::string& device) {
-  AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, device));
+Status run_server(int fd) {
+  AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd));
   for (std::size_t n : kSizes) {
     std::fill(s.buf.begin(), s.buf.end(), 0);
     Sge r = sge_of(s, kGuard, n);
@@ -126,8 +122,8 @@ Status run_server(int fd, const std::string& device) {
   return await(fd);  // the client has checked the bad-rkey error
 }
 
-Status run_client(int fd, const std::string& device) {
-  AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, device));
+Status run_client(int fd) {
+  AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd));
   for (std::size_t n : kSizes) {
     fill(s.buf, 0, n, n);
     AUGUR_RETURN_IF_ERROR(await(fd));
@@ -170,13 +166,8 @@ Status run_client(int fd, const std::string& device) {
   return signal(fd);
 }
 
-std::string env_or(const char* name, const char* fallback) {
-  const char* v = std::getenv(name);
-  return v ? v : fallback;
-}
-
-// Runs the client in a child process, optionally inside another network namespace ("host").
-void run_pair(const std::string& server_dev, const std::string& client_dev, const std::string& client_netns = "") {
+// The client runs in a child process: two processes, one device (AUGUR_DEVICE).
+TEST(NicDatapath, TwoProcessesOneDevice) {
   int sv[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
   std::fflush(nullptr);
@@ -184,29 +175,19 @@ void run_pair(const std::string& server_dev, const std::string& client_dev, cons
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     close(sv[0]);
-    Status s;
-    if (!client_netns.empty()) {
-      int nsfd = open(("/var/run/netns/" + client_netns).c_str(), O_RDONLY | O_CLOEXEC);
-      if (nsfd < 0 || setns(nsfd, CLONE_NEWNET) != 0) s = errno_status(errno, "setns(" + client_netns + ")");
-    }
-    if (s.ok()) s = run_client(sv[1], client_dev);
+    Status s = run_client(sv[1]);
     if (!s.ok()) std::fprintf(stderr, "client: %s\n", s.to_string().c_str());
     std::fflush(nullptr);
     _exit(s.ok() ? 0 : 1);
   }
   close(sv[1]);
-  Status s = run_server(sv[0], server_dev);
+  Status s = run_server(sv[0]);
   close(sv[0]);  // a failed server unblocks the client instead of leaving it waiting
   int wstatus = 0;
   ASSERT_EQ(pid, waitpid(pid, &wstatus, 0));
   EXPECT_TRUE(s.ok()) << "server: " << s.to_string();
   ASSERT_TRUE(WIFEXITED(wstatus)) << "client died by signal";
   EXPECT_EQ(0, WEXITSTATUS(wstatus)) << "client failed (its message is above)";
-}
-
-TEST(NicDatapath, TwoProcessesOneDevice) {
-  const std::string dev = env_or("AUGUR_DEVICE", "");
-  run_pair(dev, dev);
 }
 
 }  // namespace

@@ -50,3 +50,8 @@ Status send_all(int fd, const void* data, std::size_t n);
 Status recv_all(int fd, void* data, std::size_t n, int timeout_ms);
 
 }  // namespace augur::nic
+
+namespace augur::nic {
+// EndpointOptions from the AUGUR_* settings (device, port, GID index, QP timeout and retries).
+Result<EndpointOptions> endpoint_options_from_settings();
+}  // namespace augur::nic

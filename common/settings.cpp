@@ -1,0 +1,66 @@
+#include "augur/settings.h"
+
+#include <algorithm>
+#include <array>
+#include <cerrno>
+#include <cstdlib>
+
+namespace augur {
+
+namespace {
+constexpr std::array kSettings{
+    Setting{"AUGUR_DEVICE", "", "verbs device to use (e.g. rxe0, mlx5_0); empty: the first one listed"},
+    Setting{"AUGUR_PORT", "1", "port number on the device"},
+    Setting{"AUGUR_GID_INDEX", "-1", "GID index for RoCE; -1: the RoCE v2 IPv4-mapped entry, else the first RoCE v2 one"},
+    Setting{"AUGUR_QP_TIMEOUT", "14", "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31)"},
+    Setting{"AUGUR_QP_RETRY_COUNT", "7", "RC transport retries before a peer is reported dead (0-7)"},
+};
+
+const Setting* find(std::string_view name) {
+  auto it = std::find_if(kSettings.begin(), kSettings.end(), [&](const Setting& s) { return s.name == name; });
+  return it == kSettings.end() ? nullptr : &*it;
+}
+}  // namespace
+
+std::span<const Setting> settings() { return kSettings; }
+
+Result<std::string> setting_string(std::string_view name) {
+  const Setting* s = find(name);
+  if (s == nullptr) return Status(Code::kInternal, "setting " + std::string(name) + " is not in the settings table");
+  const char* v = std::getenv(std::string(name).c_str());
+  return std::string(v != nullptr ? std::string_view(v) : s->default_value);
+}
+
+Result<std::int64_t> setting_int(std::string_view name, std::int64_t min, std::int64_t max) {
+  AUGUR_ASSIGN_OR_RETURN(std::string v, setting_string(name));
+  char* end = nullptr;
+  errno = 0;
+  const long long x = std::strtoll(v.c_str(), &end, 10);
+  const bool malformed = v.empty() || end == nullptr || *end != '\0' || errno == ERANGE;
+  if (malformed || x < min || x > max) {
+    return Status(Code::kInvalidArgument, std::string(name) + "=" + v + ": expected an integer in [" +
+                                              std::to_string(min) + ", " + std::to_string(max) + "]");
+  }
+  return static_cast<std::int64_t>(x);
+}
+
+std::string format_settings() {
+  auto pad = [](std::string v, std::size_t w) {
+    v.resize(std::max(v.size(), w), ' ');
+    return v;
+  };
+  std::size_t wn = 4, wv = 5, wd = 7;
+  for (const Setting& s : kSettings) {
+    wn = std::max(wn, s.name.size());
+    wv = std::max(wv, setting_string(s.name).value().size());
+    wd = std::max(wd, s.default_value.size() + 2);
+  }
+  std::string out = pad("name", wn) + "  " + pad("value", wv) + "  " + pad("default", wd) + "  meaning\n";
+  for (const Setting& s : kSettings) {
+    out += pad(std::string(s.name), wn) + "  " + pad(setting_string(s.name).value(), wv) + "  " +
+           pad("\"" + std::string(s.default_value) + "\"", wd) + "  " + std::string(s.meaning) + "\n";
+  }
+  return out;
+}
+
+}  // namespace augur
