@@ -1,0 +1,193 @@
+// The concrete predictors. Each is one process's predictor; none is thread-safe.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "augur/predictor/predictor.h"
+
+namespace augur::predictor {
+
+// The cycle discovery of the paper's Sec. 6.1 over any id sequence (calls, or sites for the
+// two-level predictor). Phases: initialization (first cycle spanning >= init_min_length calls,
+// closing first wins), prediction (walk the cycle), forming (after a miss: log from the
+// cycle-head until it recurs).
+class CycleMachine {
+ public:
+  CycleMachine(std::uint32_t init_min_length, std::uint32_t max_cycle_length,
+               bool offer_previous = false);
+
+  [[nodiscard]] CallId predict() const noexcept {
+    if (phase_ == Phase::kPredicting) return cycle_[pos_];
+    return offer_previous_ ? prev_ : kNoCall;
+  }
+  [[nodiscard]] bool predicting() const noexcept { return phase_ == Phase::kPredicting; }
+  void observe(CallId c);
+  // Tag-bettercycle: a miss handled outside. Start forming a cycle headed by `head` (just seen)...
+  void start_forming(CallId head);
+  // ...or adopt a remembered cycle whose head (cycle[0]) was just seen.
+  void adopt(const std::vector<CallId>& cycle);
+  [[nodiscard]] const std::vector<CallId>& cycle() const noexcept { return cycle_; }
+  // Longest cycle ever held: the paper's "maximum cycle length".
+  [[nodiscard]] std::size_t max_length() const noexcept { return max_len_; }
+  // Up to out.size() distinct calls along the cycle from the next one.
+  std::size_t next_k(std::span<CallId> out) const noexcept;
+
+ private:
+  enum class Phase : std::uint8_t { kStart, kInit, kForming, kPredicting };
+  void init_step(CallId c);
+  void close(std::vector<CallId> cycle);
+  void restart_init(CallId c);
+
+  Phase phase_ = Phase::kStart;
+  bool offer_previous_;
+  std::uint32_t init_min_;
+  std::uint32_t max_cycle_;
+  std::uint32_t pos_ = 0;
+  CallId prev_ = kNoCall;
+  std::size_t max_len_ = 0;
+  std::vector<CallId> cycle_;
+  std::vector<CallId> log_;  // forming: log_[0] is the cycle-head
+  // Initialization phase only: the calls so far and where each occurred.
+  std::vector<CallId> hist_;
+  std::unordered_map<CallId, std::vector<std::uint32_t>> seen_;
+};
+
+enum class WindowPolicy : std::uint8_t { kLru, kFifo, kLfu };
+
+// LRU/FIFO/LFU: a set of k unique calls; a hit if the next call is in it (Sec. 5.2).
+class WindowPredictor final : public Predictor {
+ public:
+  WindowPredictor(WindowPolicy policy, std::size_t k);
+  [[nodiscard]] std::string_view name() const noexcept override;
+  [[nodiscard]] CallId predict(SiteId site) const noexcept override;
+  [[nodiscard]] bool covers(Event next) const noexcept override {
+    return next.call < slot_.size() && slot_[next.call] != 0;
+  }
+  [[nodiscard]] bool offers(SiteId) const noexcept override { return !ids_.empty(); }
+  void observe(Event e) override;
+  [[nodiscard]] std::size_t memory_tuples() const noexcept override { return k_; }
+  std::size_t predict_k(SiteId site, std::span<CallId> out) const override;
+
+ private:
+  [[nodiscard]] std::size_t victim() const noexcept;
+  WindowPolicy policy_;
+  std::size_t k_;
+  std::uint64_t clock_ = 0;
+  std::vector<CallId> ids_;            // the set, by slot
+  std::vector<std::uint64_t> used_;    // LRU: last use; FIFO and LFU: insertion time
+  std::vector<std::uint64_t> freq_;    // LFU: uses while in the set
+  std::vector<std::uint32_t> slot_;    // by CallId: slot + 1, 0 if absent
+};
+
+// Single-cycle (Sec. 6.1); with top_k > 1 it is augur's top-k: a hit if the next call is among
+// the next k distinct calls of the cycle.
+class SingleCycle final : public Predictor {
+ public:
+  SingleCycle(const Options& o, std::size_t top_k = 1);
+  [[nodiscard]] std::string_view name() const noexcept override;
+  [[nodiscard]] CallId predict(SiteId) const noexcept override { return m_.predict(); }
+  [[nodiscard]] bool covers(Event next) const noexcept override;
+  void observe(Event e) override { m_.observe(e.call); }
+  [[nodiscard]] std::size_t memory_tuples() const noexcept override { return m_.max_length(); }
+  std::size_t predict_k(SiteId site, std::span<CallId> out) const override;
+
+ private:
+  CycleMachine m_;
+  std::size_t top_k_;
+};
+
+// Tagging (Sec. 6.2): the call last seen at each site.
+class Tagging final : public Predictor {
+ public:
+  [[nodiscard]] std::string_view name() const noexcept override { return "tagging"; }
+  [[nodiscard]] CallId predict(SiteId site) const noexcept override {
+    return site < last_.size() ? last_[site] : kNoCall;
+  }
+  void observe(Event e) override;
+  [[nodiscard]] std::size_t memory_tuples() const noexcept override { return tags_; }
+
+ private:
+  std::vector<CallId> last_;
+  std::size_t tags_ = 0;
+};
+
+// Tag-cycle (Sec. 6.3) and Tag-bettercycle (Sec. 6.4): a cycle machine per site; the better one
+// remembers the last cycle of every cycle-head and resumes it when that head causes a miss.
+class TagCycle final : public Predictor {
+ public:
+  TagCycle(const Options& o, bool better);
+  [[nodiscard]] std::string_view name() const noexcept override {
+    return better_ ? "tag-bettercycle" : "tag-cycle";
+  }
+  [[nodiscard]] CallId predict(SiteId site) const noexcept override {
+    return site < tags_.size() ? tags_[site].m.predict() : kNoCall;
+  }
+  void observe(Event e) override;
+  [[nodiscard]] std::size_t memory_tuples() const noexcept override;
+  std::size_t predict_k(SiteId site, std::span<CallId> out) const override;
+  // Most cycle-heads remembered at one site (the paper found at most two).
+  [[nodiscard]] std::size_t max_heads() const noexcept { return max_heads_; }
+
+ private:
+  struct Tag {
+    explicit Tag(const Options& o) : m(o.init_min_length, o.max_cycle_length, o.offer_previous_while_forming) {}
+    CycleMachine m;
+    bool used = false;
+    std::unordered_map<CallId, std::vector<CallId>> heads;  // better only
+  };
+  Options opts_;
+  bool better_;
+  std::size_t ntags_ = 0;
+  std::size_t max_heads_ = 1;
+  std::vector<Tag> tags_;
+};
+
+// Two-level (augur, the paper's Sec. 7 future work): a cycle machine predicts the next call site,
+// and Tag-bettercycle is asked with that predicted site, so no pre-receive hint is needed.
+class TwoLevel final : public Predictor {
+ public:
+  explicit TwoLevel(const Options& o);
+  [[nodiscard]] std::string_view name() const noexcept override { return "two-level"; }
+  [[nodiscard]] CallId predict(SiteId) const noexcept override;
+  void observe(Event e) override;
+  [[nodiscard]] std::size_t memory_tuples() const noexcept override;
+
+ private:
+  CycleMachine sites_;
+  TagCycle inner_;
+};
+
+// Adaptive (augur): runs the exact predictors side by side, follows the one with the most hits
+// over the last `adaptive_history` calls, and abstains while even that one is below threshold.
+class Adaptive final : public Predictor {
+ public:
+  explicit Adaptive(const Options& o);
+  [[nodiscard]] std::string_view name() const noexcept override { return "adaptive"; }
+  [[nodiscard]] CallId predict(SiteId site) const noexcept override;
+  void observe(Event e) override;
+  [[nodiscard]] std::size_t memory_tuples() const noexcept override;
+  // Index into components() of the one followed now, or -1 while abstaining.
+  [[nodiscard]] int followed() const noexcept { return confident_ ? static_cast<int>(best_) : -1; }
+  [[nodiscard]] std::span<const std::unique_ptr<Predictor>> components() const noexcept {
+    return comps_;
+  }
+
+ private:
+  std::vector<std::unique_ptr<Predictor>> comps_;
+  std::vector<std::uint64_t> outcomes_;  // per component, bit i: hit i calls ago
+  std::uint64_t mask_;
+  std::uint32_t history_;
+  std::uint32_t seen_ = 0;
+  double threshold_;
+  std::size_t best_ = 0;
+  bool confident_ = false;
+};
+
+}  // namespace augur::predictor

@@ -1,0 +1,373 @@
+#include "augur/predictor/predictors.h"
+
+#include <algorithm>
+#include <bit>
+#include <utility>
+
+namespace augur::predictor {
+
+namespace {
+
+// A cycle that is an exact repetition of a shorter one is kept once: the initialization phase
+// accepts "A B C A B C" (span 6) for a period-3 loop, and A B C predicts the same.
+void shrink_to_period(std::vector<CallId>& c) {
+  const std::size_t n = c.size();
+  for (std::size_t d = 1; d < n; ++d) {
+    if (n % d != 0) continue;
+    bool periodic = true;
+    for (std::size_t i = d; i < n && periodic; ++i) periodic = c[i] == c[i - d];
+    if (periodic) {
+      c.resize(d);
+      return;
+    }
+  }
+}
+
+// Writes up to out.size() distinct ids of `cycle` starting at `pos`, wrapping once.
+std::size_t distinct_from(const std::vector<CallId>& cycle, std::size_t pos,
+                          std::span<CallId> out) noexcept {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < cycle.size() && n < out.size(); ++i) {
+    const CallId c = cycle[(pos + i) % cycle.size()];
+    if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(n), c) ==
+        out.begin() + static_cast<std::ptrdiff_t>(n)) {
+      out[n++] = c;
+    }
+  }
+  return n;
+}
+
+}  // namespace
+
+std::size_t Predictor::predict_k(SiteId site, std::span<CallId> out) const {
+  const CallId c = predict(site);
+  if (out.empty() || c == kNoCall) return 0;
+  out[0] = c;
+  return 1;
+}
+
+// ---------------------------------------------------------------------------- CycleMachine
+
+CycleMachine::CycleMachine(std::uint32_t init_min_length, std::uint32_t max_cycle_length,
+                           bool offer_previous)
+    : offer_previous_(offer_previous),
+      init_min_(init_min_length),
+      max_cycle_(std::max<std::uint32_t>(max_cycle_length, init_min_length + 1)) {}
+
+void CycleMachine::observe(CallId c) {
+  switch (phase_) {
+    case Phase::kStart:
+      if (init_min_ == 0) {
+        start_forming(c);
+      } else {
+        phase_ = Phase::kInit;
+        init_step(c);
+      }
+      break;
+    case Phase::kInit:
+      init_step(c);
+      break;
+    case Phase::kForming:
+      if (c == log_[0]) {
+        close(std::move(log_));
+        log_.clear();
+      } else if (log_.size() >= max_cycle_) {
+        restart_init(c);  // the head never came back: look for any cycle again
+      } else {
+        log_.push_back(c);
+      }
+      break;
+    case Phase::kPredicting:
+      if (cycle_[pos_] == c) {
+        pos_ = pos_ + 1 == cycle_.size() ? 0 : pos_ + 1;
+      } else {
+        start_forming(c);  // the call that caused the miss is the new cycle-head
+      }
+      break;
+  }
+  prev_ = c;
+}
+
+void CycleMachine::start_forming(CallId head) {
+  phase_ = Phase::kForming;
+  log_.clear();
+  log_.push_back(head);
+  prev_ = head;
+}
+
+void CycleMachine::adopt(const std::vector<CallId>& cycle) {
+  cycle_ = cycle;
+  pos_ = cycle_.size() == 1 ? 0 : 1;
+  phase_ = Phase::kPredicting;
+  prev_ = cycle_[0];
+}
+
+void CycleMachine::restart_init(CallId c) {
+  log_.clear();
+  hist_.clear();
+  seen_.clear();
+  if (init_min_ == 0) {
+    start_forming(c);
+    return;
+  }
+  phase_ = Phase::kInit;
+  init_step(c);
+}
+
+void CycleMachine::init_step(CallId c) {
+  const auto q = static_cast<std::uint32_t>(hist_.size());
+  auto& at = seen_[c];
+  // The latest earlier occurrence at least init_min_ calls back closes the shortest cycle that
+  // is long enough; positions ascend, so the search from the back stops within a few steps.
+  for (auto it = at.rbegin(); it != at.rend(); ++it) {
+    if (q - *it >= init_min_) {
+      std::vector<CallId> cycle(hist_.begin() + *it, hist_.end());
+      hist_.clear();
+      seen_.clear();
+      close(std::move(cycle));
+      return;
+    }
+  }
+  if (hist_.size() >= max_cycle_) {  // bounded memory: forget and look again from here
+    hist_.clear();
+    seen_.clear();
+    seen_[c].push_back(0);
+    hist_.push_back(c);
+    return;
+  }
+  at.push_back(q);
+  hist_.push_back(c);
+}
+
+void CycleMachine::close(std::vector<CallId> cycle) {
+  shrink_to_period(cycle);
+  cycle_ = std::move(cycle);
+  max_len_ = std::max(max_len_, cycle_.size());
+  pos_ = cycle_.size() == 1 ? 0 : 1;  // cycle_[0] was just seen
+  phase_ = Phase::kPredicting;
+}
+
+std::size_t CycleMachine::next_k(std::span<CallId> out) const noexcept {
+  if (phase_ != Phase::kPredicting) {
+    if (!offer_previous_ || prev_ == kNoCall || out.empty()) return 0;
+    out[0] = prev_;
+    return 1;
+  }
+  return distinct_from(cycle_, pos_, out);
+}
+
+// ---------------------------------------------------------------------------- WindowPredictor
+
+WindowPredictor::WindowPredictor(WindowPolicy policy, std::size_t k)
+    : policy_(policy), k_(std::max<std::size_t>(k, 1)) {
+  ids_.reserve(k_);
+  used_.reserve(k_);
+  freq_.reserve(k_);
+}
+
+std::string_view WindowPredictor::name() const noexcept {
+  switch (policy_) {
+    case WindowPolicy::kLru: return "lru";
+    case WindowPolicy::kFifo: return "fifo";
+    case WindowPolicy::kLfu: return "lfu";
+  }
+  return "window";
+}
+
+// The entry to evict: least recent (LRU), oldest (FIFO), least used with ties going to the
+// newest entry (LFU; evicting the oldest would make LFU FIFO on a loop, see docs).
+std::size_t WindowPredictor::victim() const noexcept {
+  std::size_t v = 0;
+  for (std::size_t i = 1; i < ids_.size(); ++i) {
+    if (policy_ == WindowPolicy::kLfu) {
+      if (freq_[i] < freq_[v] || (freq_[i] == freq_[v] && used_[i] > used_[v])) v = i;
+    } else if (used_[i] < used_[v]) {
+      v = i;
+    }
+  }
+  return v;
+}
+
+void WindowPredictor::observe(Event e) {
+  if (e.call == kNoCall) return;
+  ++clock_;
+  if (e.call >= slot_.size()) slot_.resize(std::max<std::size_t>(e.call + 1, slot_.size() * 2), 0);
+  if (const std::uint32_t s = slot_[e.call]; s != 0) {  // hit
+    if (policy_ == WindowPolicy::kLru) used_[s - 1] = clock_;
+    ++freq_[s - 1];
+    return;
+  }
+  std::size_t s = ids_.size();
+  if (s < k_) {
+    ids_.push_back(e.call);
+    used_.push_back(clock_);
+    freq_.push_back(1);
+  } else {
+    s = victim();
+    slot_[ids_[s]] = 0;
+    ids_[s] = e.call;
+    used_[s] = clock_;
+    freq_[s] = 1;
+  }
+  slot_[e.call] = static_cast<std::uint32_t>(s + 1);
+}
+
+std::size_t WindowPredictor::predict_k(SiteId, std::span<CallId> out) const {
+  // Most worth keeping first: the reverse of eviction order.
+  std::vector<std::size_t> order(ids_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [this](std::size_t a, std::size_t b) {
+    if (policy_ == WindowPolicy::kLfu && freq_[a] != freq_[b]) return freq_[a] > freq_[b];
+    if (policy_ == WindowPolicy::kLfu) return used_[a] < used_[b];
+    return used_[a] > used_[b];
+  });
+  const std::size_t n = std::min(out.size(), order.size());
+  for (std::size_t i = 0; i < n; ++i) out[i] = ids_[order[i]];
+  return n;
+}
+
+CallId WindowPredictor::predict(SiteId) const noexcept {
+  if (ids_.empty()) return kNoCall;
+  std::size_t b = 0;  // the first of predict_k's order, without allocating
+  for (std::size_t i = 1; i < ids_.size(); ++i) {
+    if (policy_ == WindowPolicy::kLfu) {
+      if (freq_[i] > freq_[b] || (freq_[i] == freq_[b] && used_[i] < used_[b])) b = i;
+    } else if (used_[i] > used_[b]) {
+      b = i;
+    }
+  }
+  return ids_[b];
+}
+
+// ---------------------------------------------------------------------------- SingleCycle
+
+SingleCycle::SingleCycle(const Options& o, std::size_t top_k)
+    : m_(o.init_min_length, o.max_cycle_length, o.offer_previous_while_forming),
+      top_k_(std::max<std::size_t>(top_k, 1)) {}
+
+std::string_view SingleCycle::name() const noexcept {
+  return top_k_ > 1 ? "top-k" : "single-cycle";
+}
+
+bool SingleCycle::covers(Event next) const noexcept {
+  if (top_k_ == 1) return next.call != kNoCall && m_.predict() == next.call;
+  std::array<CallId, 64> buf{};
+  const std::size_t n = m_.next_k(std::span<CallId>(buf).first(std::min<std::size_t>(top_k_, 64)));
+  return std::find(buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n), next.call) !=
+         buf.begin() + static_cast<std::ptrdiff_t>(n);
+}
+
+std::size_t SingleCycle::predict_k(SiteId, std::span<CallId> out) const {
+  return m_.next_k(out);
+}
+
+// ---------------------------------------------------------------------------- Tagging
+
+void Tagging::observe(Event e) {
+  if (e.site == kNoSite) return;
+  if (e.site >= last_.size()) last_.resize(e.site + 1, kNoCall);
+  if (last_[e.site] == kNoCall) ++tags_;
+  last_[e.site] = e.call;
+}
+
+// ---------------------------------------------------------------------------- TagCycle
+
+TagCycle::TagCycle(const Options& o, bool better) : opts_(o), better_(better) {}
+
+void TagCycle::observe(Event e) {
+  if (e.site == kNoSite) return;
+  while (tags_.size() <= e.site) tags_.emplace_back(opts_);
+  Tag& t = tags_[e.site];
+  if (!t.used) {
+    t.used = true;
+    ++ntags_;
+  }
+  if (!better_ || !t.m.predicting() || t.m.predict() == e.call) {
+    t.m.observe(e.call);
+    return;
+  }
+  // Tag-bettercycle miss: keep the broken cycle under its head; resume the new head's old cycle.
+  const std::vector<CallId>& broken = t.m.cycle();
+  t.heads[broken[0]] = broken;
+  max_heads_ = std::max(max_heads_, t.heads.size());
+  if (auto it = t.heads.find(e.call); it != t.heads.end()) {
+    t.m.adopt(it->second);
+  } else {
+    t.m.start_forming(e.call);
+  }
+}
+
+std::size_t TagCycle::memory_tuples() const noexcept {
+  std::size_t longest = 0;
+  for (const Tag& t : tags_) longest = std::max(longest, t.m.max_length());
+  // Table I, formulas (3) and (4).
+  return ntags_ * longest * (better_ ? max_heads_ : 1);
+}
+
+std::size_t TagCycle::predict_k(SiteId site, std::span<CallId> out) const {
+  return site < tags_.size() ? tags_[site].m.next_k(out) : 0;
+}
+
+// ---------------------------------------------------------------------------- TwoLevel
+
+TwoLevel::TwoLevel(const Options& o)
+    : sites_(o.init_min_length, o.max_cycle_length), inner_(o, /*better=*/true) {}
+
+CallId TwoLevel::predict(SiteId) const noexcept {
+  const SiteId s = sites_.predict();
+  return s == kNoSite ? kNoCall : inner_.predict(s);
+}
+
+void TwoLevel::observe(Event e) {
+  sites_.observe(e.site);
+  inner_.observe(e);
+}
+
+std::size_t TwoLevel::memory_tuples() const noexcept {
+  return sites_.max_length() + inner_.memory_tuples();
+}
+
+// ---------------------------------------------------------------------------- Adaptive
+
+Adaptive::Adaptive(const Options& o)
+    : mask_(o.adaptive_history >= 64 ? ~std::uint64_t{0}
+                                     : (std::uint64_t{1} << std::max<std::uint32_t>(o.adaptive_history, 1)) - 1),
+      history_(std::clamp<std::uint32_t>(o.adaptive_history, 1, 64)),
+      threshold_(o.adaptive_threshold) {
+  comps_.push_back(std::make_unique<SingleCycle>(o));
+  comps_.push_back(std::make_unique<TagCycle>(o, /*better=*/true));
+  comps_.push_back(std::make_unique<TagCycle>(o, /*better=*/false));
+  comps_.push_back(std::make_unique<Tagging>());
+  comps_.push_back(std::make_unique<TwoLevel>(o));
+  outcomes_.assign(comps_.size(), 0);
+}
+
+CallId Adaptive::predict(SiteId site) const noexcept {
+  return confident_ ? comps_[best_]->predict(site) : kNoCall;
+}
+
+void Adaptive::observe(Event e) {
+  int best_hits = -1;
+  for (std::size_t i = 0; i < comps_.size(); ++i) {
+    const bool hit = comps_[i]->covers(e);
+    outcomes_[i] = ((outcomes_[i] << 1) | (hit ? 1U : 0U)) & mask_;
+    comps_[i]->observe(e);
+    const int hits = std::popcount(outcomes_[i]);
+    if (hits > best_hits) {  // ties go to the earlier (cheaper) component
+      best_hits = hits;
+      best_ = i;
+    }
+  }
+  if (seen_ < history_) ++seen_;
+  // Judge only over a full history, so one early lucky hit does not make it confident.
+  confident_ = seen_ == history_ &&
+               static_cast<double>(best_hits) >= threshold_ * static_cast<double>(history_);
+}
+
+std::size_t Adaptive::memory_tuples() const noexcept {
+  std::size_t m = 0;
+  for (const auto& c : comps_) m += c->memory_tuples();
+  return m;
+}
+
+}  // namespace augur::predictor
