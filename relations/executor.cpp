@@ -11,51 +11,135 @@ namespace {
 
 using detail::Wrap;
 
+// Copies below this many bytes are inlined: a call to memcpy costs as much as moving the data.
+constexpr std::size_t kInlineCopy = 1024;
+
+// An inline copy of n bytes, n a multiple of 8 below kInlineCopy. Built without loop-pattern
+// distribution, which would turn the loop back into a memcpy call.
+__attribute__((optimize("no-tree-loop-distribute-patterns"))) inline void CopyWords(
+    std::byte* d, const std::byte* s, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    std::uint64_t a, b;
+    std::memcpy(&a, s + i, 8);
+    std::memcpy(&b, s + i + 8, 8);
+    std::memcpy(d + i, &a, 8);
+    std::memcpy(d + i + 8, &b, 8);
+  }
+  if (i < n) std::memcpy(d + i, s + i, 8);
+}
+
 // kEs != 0: element size known at compile time, so each element copy is one load and store.
 template <std::size_t kEs>
 struct Mover {
   std::size_t es;
   [[nodiscard]] std::size_t size() const { return kEs != 0 ? kEs : es; }
   void one(std::byte* d, const std::byte* s) const { std::memcpy(d, s, kEs != 0 ? kEs : es); }
-  // `len` elements, byte steps `ss`/`sd` (modular); contiguous runs become one memcpy.
+
+  void contiguous(std::byte* d, const std::byte* s, std::size_t n) const {
+    if (kEs % 8 == 0 && kEs != 0 && n < kInlineCopy) {
+      CopyWords(d, s, n);
+    } else {
+      std::memcpy(d, s, n);
+    }
+  }
+
+  // `len` elements, byte steps `ss`/`sd` (modular, so negative steps wrap). The common shapes
+  // get their own loops: contiguous, gather into contiguous, scatter from contiguous. The
+  // pointer-bumping form is what a compiler emits for a plain stride loop.
   void run(std::byte* d, std::uint64_t sd, const std::byte* s, std::uint64_t ss,
            std::uint64_t len) const {
     const std::size_t e = size();
+    const auto sst = static_cast<std::ptrdiff_t>(ss);
+    const auto dst = static_cast<std::ptrdiff_t>(sd);
     if (ss == e && sd == e) {
-      std::memcpy(d, s, len * e);
-      return;
-    }
-    std::uint64_t so = 0;
-    std::uint64_t dof = 0;
-    for (std::uint64_t j = 0; j < len; ++j) {
-      one(d + dof, s + so);
-      so += ss;
-      dof += sd;
+      contiguous(d, s, len * e);
+    } else if (sd == e) {
+      for (std::byte* end = d + len * e; d != end; d += e, s += sst) one(d, s);
+    } else if (ss == e) {
+      for (const std::byte* end = s + len * e; s != end; s += e, d += dst) one(d, s);
+    } else {
+      for (std::uint64_t j = 0; j < len; ++j, s += sst, d += dst) one(d, s);
     }
   }
 };
 
 enum class Op { kPack, kUnpack, kCopy };
 
-// One element-size specialisation of one operation over any run stream.
+// Merges consecutive decoded runs that continue one strided pattern on both sides, so the copy
+// loop sees what the relation does to memory rather than how it was encoded: a column-by-
+// column DMRLE stream over a contiguous source becomes one memcpy, and alternating symbols
+// (4,1,63),(4,193,1) packing a stride-4 source become one stride-4 loop with no loop exit
+// per symbol. A one-element run adopts whatever stride continues it. Strided merged runs are
+// flushed every kChunk elements so decoding interleaves with copying; contiguous ones grow
+// into one memcpy.
+template <std::size_t kEs>
+class Coalescer {
+ public:
+  static constexpr std::uint64_t kChunk = 4096;
+
+  Coalescer(const Mover<kEs>& m, const std::byte* src, std::byte* dst)
+      : m_(m), e_(m.size()), src_(src), dst_(dst) {}
+
+  void Add(std::uint64_t s, std::uint64_t d, std::uint64_t len, std::uint64_t ss, std::uint64_t sd) {
+    if (s == ns_ && d == nd_ && len_ != 0) {
+      if (len_ == 1) {  // the pending single element takes this run's stride
+        ss_ = s - s_;
+        sd_ = d - d_;
+      }
+      if (len == 1 || (ss == ss_ && sd == sd_)) {
+        len_ += len;
+        ns_ = s + len * ss_;
+        nd_ = d + len * sd_;
+        if (len_ >= kChunk && (ss_ != 1 || sd_ != 1)) Flush();
+        return;
+      }
+    }
+    Flush();
+    s_ = s;
+    d_ = d;
+    len_ = len;
+    ss_ = ss;
+    sd_ = sd;
+    ns_ = s + len * ss;
+    nd_ = d + len * sd;
+  }
+  void Flush() {
+    if (len_ != 0) m_.run(dst_ + d_ * e_, sd_ * e_, src_ + s_ * e_, ss_ * e_, len_);
+    len_ = 0;
+  }
+
+ private:
+  const Mover<kEs>& m_;
+  const std::uint64_t e_;
+  const std::byte* src_;
+  std::byte* dst_;
+  std::uint64_t s_ = 0, d_ = 0, len_ = 0, ss_ = 0, sd_ = 0;
+  std::uint64_t ns_ = 0, nd_ = 0;  // where the pending run's next element would be
+};
+
+// One element-size specialisation of one operation over any run stream. Pack writes the
+// packed buffer contiguously (its side of each run is the running position, stride 1);
+// unpack reads it so.
+// flatten: the decoder, the coalescer and the copy loop become one loop nest with its state
+// in registers (without it GCC keeps the per-key lambda out of line).
 template <Op kOp, std::size_t kEs, class Stream>
-void Execute(const Stream& stream, const std::byte* src, std::byte* dst, std::size_t es) {
+__attribute__((flatten)) void Execute(const Stream& stream, const std::byte* src, std::byte* dst, std::size_t es) {
   const Mover<kEs> m{es};
-  const std::uint64_t e = m.size();
-  std::byte* cursor = dst;        // pack: next output byte
-  const std::byte* in = src;      // unpack: next input byte
+  Coalescer<kEs> c(m, src, dst);
+  std::uint64_t pos = 0;  // packed-buffer element position
   stream([&](std::uint64_t s, std::uint64_t d, std::uint64_t len, std::int64_t ss,
              std::int64_t sd) {
     if constexpr (kOp == Op::kPack) {
-      m.run(cursor, e, src + s * e, Wrap(ss) * e, len);
-      cursor += len * e;
+      c.Add(s, pos, len, Wrap(ss), 1);
     } else if constexpr (kOp == Op::kUnpack) {
-      m.run(dst + d * e, Wrap(sd) * e, in, e, len);
-      in += len * e;
+      c.Add(pos, d, len, 1, Wrap(sd));
     } else {
-      m.run(dst + d * e, Wrap(sd) * e, src + s * e, Wrap(ss) * e, len);
+      c.Add(s, d, len, Wrap(ss), Wrap(sd));
     }
+    pos += len;
   });
+  c.Flush();
 }
 
 template <Op kOp, class Stream>
