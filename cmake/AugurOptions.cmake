@@ -16,6 +16,8 @@ target_compile_options(augur_warnings INTERFACE
   # -Wnull-dereference is left out: GCC 12 reports false positives inside libstdc++ at -O2.
   -Woverloaded-virtual -Wconversion -Wsign-conversion -Wdouble-promotion
   -Wformat=2 -Wimplicit-fallthrough
+  # GCC 12 at -O3 reports a false -Wrestrict inside std::string's operator+ (GCC PR 105329).
+  $<$<AND:$<CXX_COMPILER_ID:GNU>,$<VERSION_LESS:$<CXX_COMPILER_VERSION>,13>>:-Wno-restrict>
   $<$<BOOL:${AUGUR_WERROR}>:-Werror>)
 # C sources (the MPI C examples, the trace interposer) get the C-compatible subset.
 add_library(augur_warnings_c INTERFACE)
