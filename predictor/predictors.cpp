@@ -71,8 +71,8 @@ void CycleMachine::observe(CallId c) {
       if (c == log_[0]) {
         close(std::move(log_));
         log_.clear();
-      } else if (log_.size() >= max_cycle_) {
-        restart_init(c);  // the head never came back: look for any cycle again
+      } else if (log_.size() >= reform_limit()) {
+        restart_init(c);  // the head is not coming back: look for any cycle again
       } else {
         log_.push_back(c);
       }
@@ -102,16 +102,22 @@ void CycleMachine::adopt(const std::vector<CallId>& cycle) {
   prev_ = cycle_[0];
 }
 
+// A cycle-head that does not recur (noise, or the tail of an initialization pattern) would stop
+// the paper's predictor for good; after twice the longest cycle seen, the calls logged since the
+// head go through the initialization phase instead, so any later loop is still found.
+std::size_t CycleMachine::reform_limit() const noexcept {
+  return std::min<std::size_t>(max_cycle_, std::max<std::size_t>({2 * max_len_, 2 * init_min_, 16}));
+}
+
 void CycleMachine::restart_init(CallId c) {
-  log_.clear();
+  std::vector<CallId> logged;
+  logged.swap(log_);
   hist_.clear();
   seen_.clear();
-  if (init_min_ == 0) {
-    start_forming(c);
-    return;
-  }
-  phase_ = Phase::kInit;
-  init_step(c);
+  phase_ = init_min_ == 0 ? Phase::kStart : Phase::kInit;
+  // Without the head, the replay is shorter than the limit and cannot come back here.
+  for (std::size_t i = 1; i < logged.size(); ++i) observe(logged[i]);
+  observe(c);
 }
 
 void CycleMachine::init_step(CallId c) {
@@ -310,21 +316,27 @@ std::size_t TagCycle::predict_k(SiteId site, std::span<CallId> out) const {
 
 // ---------------------------------------------------------------------------- TwoLevel
 
-TwoLevel::TwoLevel(const Options& o)
-    : sites_(o.init_min_length, o.max_cycle_length), inner_(o, /*better=*/true) {}
+TwoLevel::TwoLevel(const Options& o) : inner_(o, /*better=*/true) {}
 
 CallId TwoLevel::predict(SiteId) const noexcept {
-  const SiteId s = sites_.predict();
+  if (last_ >= next_site_.size()) return kNoCall;
+  const SiteId s = next_site_[last_];
   return s == kNoSite ? kNoCall : inner_.predict(s);
 }
 
 void TwoLevel::observe(Event e) {
-  sites_.observe(e.site);
+  if (last_ != kNoCall) {
+    if (last_ >= next_site_.size()) next_site_.resize(std::max<std::size_t>(last_ + 1, 2 * next_site_.size()), kNoSite);
+    if (next_site_[last_] == kNoSite) ++entries_;
+    next_site_[last_] = e.site;
+  }
+  last_ = e.call;
   inner_.observe(e);
 }
 
 std::size_t TwoLevel::memory_tuples() const noexcept {
-  return sites_.max_length() + inner_.memory_tuples();
+  // The site table holds one (call, site) pair per call: counted as one tuple each.
+  return entries_ + inner_.memory_tuples();
 }
 
 // ---------------------------------------------------------------------------- Adaptive

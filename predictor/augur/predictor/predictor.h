@@ -22,7 +22,8 @@ struct Options {
   // While a cycle forms, offer the previous call instead of abstaining (the prose of Sec. 6.1;
   // the default follows Figure 6, where forming shows a dash). See docs/predictor.md.
   bool offer_previous_while_forming = false;
-  // A cycle-head that has not recurred after this many calls is given up (bounded memory).
+  // Bound on any cycle and on the initialization history (memory). A cycle-head is given up
+  // sooner: when it has not recurred after twice the longest cycle seen (at least 16 calls).
   std::uint32_t max_cycle_length = 8192;
   // adaptive: outcomes remembered per component (<= 64) and the accuracy below which it abstains.
   std::uint32_t adaptive_history = 32;

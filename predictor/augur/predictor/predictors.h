@@ -44,6 +44,7 @@ class CycleMachine {
   void init_step(CallId c);
   void close(std::vector<CallId> cycle);
   void restart_init(CallId c);
+  [[nodiscard]] std::size_t reform_limit() const noexcept;
 
   Phase phase_ = Phase::kStart;
   bool offer_previous_;
@@ -149,8 +150,9 @@ class TagCycle final : public Predictor {
   std::vector<Tag> tags_;
 };
 
-// Two-level (augur, the paper's Sec. 7 future work): a cycle machine predicts the next call site,
-// and Tag-bettercycle is asked with that predicted site, so no pre-receive hint is needed.
+// Two-level (augur, the paper's Sec. 7 future work): the first level predicts the next call site
+// as the site that followed the current call last time (a receive's successor in the program is
+// fixed in a loop); Tag-bettercycle is then asked with that site, so no pre-receive hint is needed.
 class TwoLevel final : public Predictor {
  public:
   explicit TwoLevel(const Options& o);
@@ -160,7 +162,9 @@ class TwoLevel final : public Predictor {
   [[nodiscard]] std::size_t memory_tuples() const noexcept override;
 
  private:
-  CycleMachine sites_;
+  std::vector<SiteId> next_site_;  // by CallId
+  std::size_t entries_ = 0;
+  CallId last_ = kNoCall;
   TagCycle inner_;
 };
 
