@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <utility>
 
 namespace augur::predictor {
@@ -48,11 +49,11 @@ std::size_t Predictor::predict_k(SiteId site, std::span<CallId> out) const {
 
 // ---------------------------------------------------------------------------- CycleMachine
 
-CycleMachine::CycleMachine(std::uint32_t init_min_length, std::uint32_t max_cycle_length,
-                           bool offer_previous)
-    : offer_previous_(offer_previous),
-      init_min_(init_min_length),
-      max_cycle_(std::max<std::uint32_t>(max_cycle_length, init_min_length + 1)) {}
+CycleMachine::CycleMachine(const Options& o)
+    : offer_previous_(o.offer_previous_while_forming),
+      resync_(o.resync),
+      init_min_(o.init_min_length),
+      max_cycle_(std::max<std::uint32_t>(o.max_cycle_length, o.init_min_length + 1)) {}
 
 void CycleMachine::observe(CallId c) {
   switch (phase_) {
@@ -67,6 +68,19 @@ void CycleMachine::observe(CallId c) {
     case Phase::kInit:
       init_step(c);
       break;
+    case Phase::kResync: {
+      const std::size_t n = cycle_.size();
+      const std::uint32_t next = pos_ + 1 == n ? 0 : pos_ + 1;
+      if (c == cycle_[next] || c == cycle_[pos_]) {  // one call replaced, or one inserted
+        const std::uint32_t at = c == cycle_[next] ? next : pos_;
+        pos_ = at + 1 == n ? 0 : at + 1;
+        phase_ = Phase::kPredicting;
+        log_.clear();
+        break;
+      }
+      phase_ = Phase::kForming;
+      [[fallthrough]];
+    }
     case Phase::kForming:
       if (c == log_[0]) {
         close(std::move(log_));
@@ -82,6 +96,7 @@ void CycleMachine::observe(CallId c) {
         pos_ = pos_ + 1 == cycle_.size() ? 0 : pos_ + 1;
       } else {
         start_forming(c);  // the call that caused the miss is the new cycle-head
+        if (resync_ && cycle_.size() > 1) phase_ = Phase::kResync;  // cycle_ and pos_ kept
       }
       break;
   }
@@ -104,45 +119,49 @@ void CycleMachine::adopt(const std::vector<CallId>& cycle) {
 
 // A cycle-head that does not recur (noise, or the tail of an initialization pattern) would stop
 // the paper's predictor for good; after twice the longest cycle seen, the calls logged since the
-// head go through the initialization phase instead, so any later loop is still found.
+// head go through the initialization phase instead, so any later loop is still found. Before any
+// cycle was found (no initialization phase: the paper's ref. [13]) the head is waited for, as
+// the paper's Figure 7 discussion says, up to max_cycle_length.
 std::size_t CycleMachine::reform_limit() const noexcept {
+  if (max_len_ == 0) return max_cycle_;
   return std::min<std::size_t>(max_cycle_, std::max<std::size_t>({2 * max_len_, 2 * init_min_, 16}));
 }
 
 void CycleMachine::restart_init(CallId c) {
   std::vector<CallId> logged;
   logged.swap(log_);
-  hist_.clear();
-  seen_.clear();
+  clear_init();
   phase_ = init_min_ == 0 ? Phase::kStart : Phase::kInit;
   // Without the head, the replay is shorter than the limit and cannot come back here.
   for (std::size_t i = 1; i < logged.size(); ++i) observe(logged[i]);
   observe(c);
 }
 
+void CycleMachine::clear_init() noexcept {
+  hist_.clear();
+  prev_same_.clear();
+  last_pos_.clear();
+}
+
 void CycleMachine::init_step(CallId c) {
+  constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
+  if (hist_.size() >= max_cycle_) clear_init();  // bounded memory: look again from here
   const auto q = static_cast<std::uint32_t>(hist_.size());
-  auto& at = seen_[c];
+  auto [it, fresh] = last_pos_.try_emplace(c, q);
+  const std::uint32_t last = fresh ? kNone : it->second;
   // The latest earlier occurrence at least init_min_ calls back closes the shortest cycle that
-  // is long enough; positions ascend, so the search from the back stops within a few steps.
-  for (auto it = at.rbegin(); it != at.rend(); ++it) {
-    if (q - *it >= init_min_) {
-      std::vector<CallId> cycle(hist_.begin() + *it, hist_.end());
-      hist_.clear();
-      seen_.clear();
+  // is long enough; following the chain back stops within init_min_ steps.
+  for (std::uint32_t p = last; p != kNone; p = prev_same_[p]) {
+    if (q - p >= init_min_) {
+      std::vector<CallId> cycle(hist_.begin() + p, hist_.end());
+      clear_init();
       close(std::move(cycle));
       return;
     }
   }
-  if (hist_.size() >= max_cycle_) {  // bounded memory: forget and look again from here
-    hist_.clear();
-    seen_.clear();
-    seen_[c].push_back(0);
-    hist_.push_back(c);
-    return;
-  }
-  at.push_back(q);
+  it->second = q;
   hist_.push_back(c);
+  prev_same_.push_back(last);
 }
 
 void CycleMachine::close(std::vector<CallId> cycle) {
@@ -248,7 +267,7 @@ CallId WindowPredictor::predict(SiteId) const noexcept {
 // ---------------------------------------------------------------------------- SingleCycle
 
 SingleCycle::SingleCycle(const Options& o, std::size_t top_k)
-    : m_(o.init_min_length, o.max_cycle_length, o.offer_previous_while_forming),
+    : m_(o),
       top_k_(std::max<std::size_t>(top_k, 1)) {}
 
 std::string_view SingleCycle::name() const noexcept {

@@ -27,6 +27,7 @@ const char* const kUsage =
     "  --window K             set size of lru/fifo/lfu and k of top-k (default 4)\n"
     "  --init-min N           initialization phase: first cycle spans >= N calls (default 6; 0: off)\n"
     "  --offer-previous       offer the previous call while a cycle forms (default: abstain)\n"
+    "  --resync               after a miss, first try to resume the broken cycle (augur)\n"
     "  --start-sweep N        also start each predictor at each of the first N calls (Sec. 6.6)\n"
     "  --json                 print a JSON object keyed by predictor name\n"
     "  --plot FILE.png        plot hit ratio vs window size for lru/fifo/lfu (needs gnuplot)\n"
@@ -110,6 +111,8 @@ int replay_main(int argc, char** argv) {
       json = true;
     } else if (a == "--offer-previous") {
       opts.predictor_options.offer_previous_while_forming = true;
+    } else if (a == "--resync") {
+      opts.predictor_options.resync = true;
     } else if (a == "--predictor") {
       const char* v = value(a);
       if (v == nullptr) return usage_error("--predictor needs a name");

@@ -190,9 +190,11 @@ TEST_F(TraceFiles, ReplayReportsPerPredictorOverRanks) {
   ASSERT_TRUE(sc.start_sweep.has_value());
   ASSERT_TRUE(sc.start_sweep_no_init.has_value());
   EXPECT_GT(sc.start_sweep->min, 0.9);
-  // Without the initialization phase, rank 0 starting at call 0 waits for a head that never recurs
-  // until it is given up (16 calls): still high, but lower than with it.
+  // Without the initialization phase, rank 0 starting at calls 0-2 waits for ever for a head of
+  // the initialization pattern (0 hits): the average over starts drops (Figure 13).
   EXPECT_LT(sc.start_sweep_no_init->min, sc.start_sweep->min);
+  // Worst start is 2: rank 0 gets 0, rank 1 misses 11 of its 198 calls.
+  EXPECT_NEAR(sc.start_sweep_no_init->min, (0.0 + 187.0 / 198.0) / 2, 1e-12);
   EXPECT_EQ(r->predictors[1].hit_ratio.max, 0.0);  // LRU below the cycle length
   EXPECT_FALSE(r->predictors[1].abstains);
   const PredictorReport& ad = r->predictors[3];

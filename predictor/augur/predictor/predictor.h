@@ -22,6 +22,9 @@ struct Options {
   // While a cycle forms, offer the previous call instead of abstaining (the prose of Sec. 6.1;
   // the default follows Figure 6, where forming shows a dash). See docs/predictor.md.
   bool offer_previous_while_forming = false;
+  // augur: after a miss, predict that the miss was noise (one call replaced or inserted) and
+  // resume the broken cycle if the next call says so; otherwise form a cycle as the paper does.
+  bool resync = false;
   // Bound on any cycle and on the initialization history (memory). A cycle-head is given up
   // sooner: when it has not recurred after twice the longest cycle seen (at least 16 calls).
   std::uint32_t max_cycle_length = 8192;

@@ -14,17 +14,17 @@
 
 namespace augur::predictor {
 
-// The cycle discovery of the paper's Sec. 6.1 over any id sequence (calls, or sites for the
-// two-level predictor). Phases: initialization (first cycle spanning >= init_min_length calls,
-// closing first wins), prediction (walk the cycle), forming (after a miss: log from the
-// cycle-head until it recurs).
+// The cycle discovery of the paper's Sec. 6.1 over any id sequence. Phases: initialization (the
+// first cycle spanning >= init_min_length calls; the one that closes first wins), prediction
+// (walk the cycle), forming (after a miss: log from the cycle-head until it recurs). With
+// `resync`, the call after a miss is first predicted as the broken cycle's next one (augur).
 class CycleMachine {
  public:
-  CycleMachine(std::uint32_t init_min_length, std::uint32_t max_cycle_length,
-               bool offer_previous = false);
+  explicit CycleMachine(const Options& o);
 
   [[nodiscard]] CallId predict() const noexcept {
     if (phase_ == Phase::kPredicting) return cycle_[pos_];
+    if (phase_ == Phase::kResync) return cycle_[pos_ + 1 == cycle_.size() ? 0 : pos_ + 1];
     return offer_previous_ ? prev_ : kNoCall;
   }
   [[nodiscard]] bool predicting() const noexcept { return phase_ == Phase::kPredicting; }
@@ -40,14 +40,16 @@ class CycleMachine {
   std::size_t next_k(std::span<CallId> out) const noexcept;
 
  private:
-  enum class Phase : std::uint8_t { kStart, kInit, kForming, kPredicting };
+  enum class Phase : std::uint8_t { kStart, kInit, kForming, kResync, kPredicting };
   void init_step(CallId c);
+  void clear_init() noexcept;
   void close(std::vector<CallId> cycle);
   void restart_init(CallId c);
   [[nodiscard]] std::size_t reform_limit() const noexcept;
 
   Phase phase_ = Phase::kStart;
   bool offer_previous_;
+  bool resync_;
   std::uint32_t init_min_;
   std::uint32_t max_cycle_;
   std::uint32_t pos_ = 0;
@@ -55,9 +57,11 @@ class CycleMachine {
   std::size_t max_len_ = 0;
   std::vector<CallId> cycle_;
   std::vector<CallId> log_;  // forming: log_[0] is the cycle-head
-  // Initialization phase only: the calls so far and where each occurred.
+  // Initialization phase only: the calls so far, each one's previous position, and the last
+  // position of every call (one hash look-up per call).
   std::vector<CallId> hist_;
-  std::unordered_map<CallId, std::vector<std::uint32_t>> seen_;
+  std::vector<std::uint32_t> prev_same_;
+  std::unordered_map<CallId, std::uint32_t> last_pos_;
 };
 
 enum class WindowPolicy : std::uint8_t { kLru, kFifo, kLfu };
@@ -138,7 +142,7 @@ class TagCycle final : public Predictor {
 
  private:
   struct Tag {
-    explicit Tag(const Options& o) : m(o.init_min_length, o.max_cycle_length, o.offer_previous_while_forming) {}
+    explicit Tag(const Options& o) : m(o) {}
     CycleMachine m;
     bool used = false;
     std::unordered_map<CallId, std::vector<CallId>> heads;  // better only
