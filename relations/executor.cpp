@@ -12,7 +12,7 @@ namespace {
 using detail::Wrap;
 
 // Copies below this many bytes are inlined: a call to memcpy costs as much as moving the data.
-constexpr std::size_t kInlineCopy = 1024;
+constexpr std::size_t kInlineCopy = 256;
 
 // An inline copy of n bytes, n a multiple of 8 below kInlineCopy. Built without loop-pattern
 // distribution, which would turn the loop back into a memcpy call.
@@ -66,46 +66,60 @@ struct Mover {
 
 enum class Op { kPack, kUnpack, kCopy };
 
-// Merges consecutive decoded runs that continue one strided pattern on both sides, so the copy
-// loop sees what the relation does to memory rather than how it was encoded: a column-by-
-// column DMRLE stream over a contiguous source becomes one memcpy, and alternating symbols
-// (4,1,63),(4,193,1) packing a stride-4 source become one stride-4 loop with no loop exit
-// per symbol. A one-element run adopts whatever stride continues it. Strided merged runs are
-// flushed every kChunk elements so decoding interleaves with copying; contiguous ones grow
-// into one memcpy.
-template <std::size_t kEs>
+// Merges consecutive decoded runs that continue one strided pattern, so the copy loop sees
+// what the relation does to memory rather than how it was encoded: a column-by-column DMRLE
+// stream over a contiguous source becomes one memcpy, and alternating symbols (4,1,63),
+// (4,193,1) packing a stride-4 source become one stride-4 loop with no loop exit per symbol.
+// A pending single element takes whatever stride continues it. Strided merged runs are flushed
+// every kChunk elements so decoding interleaves with copying; contiguous ones grow into one
+// memcpy.
+//
+// Pack and unpack track one side (the packed buffer always continues); copy tracks both.
+constexpr std::uint64_t kChunk = 4096;
+
+template <std::size_t kEs, Op kOp>
 class Coalescer {
  public:
-  static constexpr std::uint64_t kChunk = 4096;
+  static constexpr bool kBoth = kOp == Op::kCopy;
 
   Coalescer(const Mover<kEs>& m, const std::byte* src, std::byte* dst)
       : m_(m), e_(m.size()), src_(src), dst_(dst) {}
 
-  void Add(std::uint64_t s, std::uint64_t d, std::uint64_t len, std::uint64_t ss, std::uint64_t sd) {
-    if (s == ns_ && d == nd_ && len_ != 0) {
-      if (len_ == 1) {  // the pending single element takes this run's stride
-        ss_ = s - s_;
-        sd_ = d - d_;
-      }
-      if (len == 1 || (ss == ss_ && sd == sd_)) {
-        len_ += len;
-        ns_ = s + len * ss_;
-        nd_ = d + len * sd_;
-        if (len_ >= kChunk && (ss_ != 1 || sd_ != 1)) Flush();
-        return;
-      }
+  // (x, sx): the layout side (both sides' source for copy); (y, sy): the other side.
+  void Add(std::uint64_t x, std::uint64_t y, std::uint64_t len, std::uint64_t sx, std::uint64_t sy) {
+    if (len_ == 1) {
+      sx_ = x - x_;
+      if constexpr (kBoth) sy_ = y - y_;
+      nx_ = x;
+      ny_ = y;
+    }
+    if (len_ != 0 && x == nx_ && (!kBoth || y == ny_) &&
+        (len == 1 || (sx == sx_ && (!kBoth || sy == sy_)))) {
+      len_ += len;
+      nx_ = x + len * sx_;
+      if constexpr (kBoth) ny_ = y + len * sy_;
+      if (len_ >= kChunk && (sx_ != 1 || (kBoth && sy_ != 1))) Flush();
+      return;
     }
     Flush();
-    s_ = s;
-    d_ = d;
+    x_ = x;
+    y_ = y;
     len_ = len;
-    ss_ = ss;
-    sd_ = sd;
-    ns_ = s + len * ss;
-    nd_ = d + len * sd;
+    sx_ = sx;
+    sy_ = sy;
+    nx_ = x + len * sx;
+    if constexpr (kBoth) ny_ = y + len * sy;
   }
+
   void Flush() {
-    if (len_ != 0) m_.run(dst_ + d_ * e_, sd_ * e_, src_ + s_ * e_, ss_ * e_, len_);
+    if (len_ == 0) return;
+    if constexpr (kOp == Op::kPack) {
+      m_.run(dst_ + y_ * e_, e_, src_ + x_ * e_, sx_ * e_, len_);
+    } else if constexpr (kOp == Op::kUnpack) {
+      m_.run(dst_ + x_ * e_, sx_ * e_, src_ + y_ * e_, e_, len_);
+    } else {
+      m_.run(dst_ + y_ * e_, sy_ * e_, src_ + x_ * e_, sx_ * e_, len_);
+    }
     len_ = 0;
   }
 
@@ -114,26 +128,25 @@ class Coalescer {
   const std::uint64_t e_;
   const std::byte* src_;
   std::byte* dst_;
-  std::uint64_t s_ = 0, d_ = 0, len_ = 0, ss_ = 0, sd_ = 0;
-  std::uint64_t ns_ = 0, nd_ = 0;  // where the pending run's next element would be
+  std::uint64_t x_ = 0, y_ = 0, len_ = 0, sx_ = 0, sy_ = 1;
+  std::uint64_t nx_ = 0, ny_ = 0;  // where the pending run's next element would be
 };
 
-// One element-size specialisation of one operation over any run stream. Pack writes the
-// packed buffer contiguously (its side of each run is the running position, stride 1);
-// unpack reads it so.
-// flatten: the decoder, the coalescer and the copy loop become one loop nest with its state
-// in registers (without it GCC keeps the per-key lambda out of line).
+// One element-size specialisation of one operation over any run stream. flatten: the decoder,
+// the coalescer and the copy loop become one loop nest with its state in registers (without
+// it GCC keeps the per-key lambda out of line).
 template <Op kOp, std::size_t kEs, class Stream>
-__attribute__((flatten)) void Execute(const Stream& stream, const std::byte* src, std::byte* dst, std::size_t es) {
+__attribute__((flatten)) void Execute(const Stream& stream, const std::byte* src, std::byte* dst,
+                                      std::size_t es) {
   const Mover<kEs> m{es};
-  Coalescer<kEs> c(m, src, dst);
+  Coalescer<kEs, kOp> c(m, src, dst);
   std::uint64_t pos = 0;  // packed-buffer element position
   stream([&](std::uint64_t s, std::uint64_t d, std::uint64_t len, std::int64_t ss,
              std::int64_t sd) {
     if constexpr (kOp == Op::kPack) {
       c.Add(s, pos, len, Wrap(ss), 1);
     } else if constexpr (kOp == Op::kUnpack) {
-      c.Add(pos, d, len, 1, Wrap(sd));
+      c.Add(d, pos, len, Wrap(sd), 1);
     } else {
       c.Add(s, d, len, Wrap(ss), Wrap(sd));
     }
