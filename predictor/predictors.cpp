@@ -390,9 +390,10 @@ void Adaptive::observe(Event e) {
     }
   }
   if (seen_ < history_) ++seen_;
-  // Judge only over a full history, so one early lucky hit does not make it confident.
-  confident_ = seen_ == history_ &&
-               static_cast<double>(best_hits) >= threshold_ * static_cast<double>(history_);
+  // Judged over the calls seen so far once there are a few (8), so one early lucky hit does not
+  // make it confident and a short trace is not all abstentions.
+  confident_ = seen_ >= std::min<std::uint32_t>(history_, 8) &&
+               static_cast<double>(best_hits) >= threshold_ * static_cast<double>(seen_);
 }
 
 std::size_t Adaptive::memory_tuples() const noexcept {

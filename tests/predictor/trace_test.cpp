@@ -12,21 +12,15 @@
 
 #include "augur/predictor/replay.h"
 #include "augur/predictor/trace.h"
+#include "temp_dir.h"
 
 namespace augur::predictor {
 namespace {
 
 namespace fs = std::filesystem;
 
-class TraceFiles : public ::testing::Test {
+class TraceFiles : public TempDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("augur-trace-test-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
   std::string write(const std::string& name, const std::string& text) {
     const std::string p = (dir_ / name).string();
     std::ofstream(p) << text;
@@ -42,7 +36,6 @@ class TraceFiles : public ::testing::Test {
       if (out != nullptr) out->push_back(c);
     }
   }
-  fs::path dir_;
 };
 
 const char* const kGood =

@@ -1,0 +1,13 @@
+/* Shared start of the example programs: MPI up, rank and size known, iterations from argv[1]. */
+#ifndef AUGUR_EXAMPLE_H
+#define AUGUR_EXAMPLE_H
+#include <mpi.h>
+#include <stdlib.h>
+
+static inline int example_start(int* argc, char*** argv, int* rank, int* size) {
+  MPI_Init(argc, argv);
+  MPI_Comm_rank(MPI_COMM_WORLD, rank);
+  MPI_Comm_size(MPI_COMM_WORLD, size);
+  return *argc > 1 ? atoi((*argv)[1]) : 100;
+}
+#endif
