@@ -69,16 +69,23 @@ void CycleMachine::observe(CallId c) {
       init_step(c);
       break;
     case Phase::kResync: {
+      // The miss at pos_ was noise if the calls since follow the cycle again: `skip_` calls
+      // replaced (c is the one after them), or one inserted (c is the expected one).
       const std::size_t n = cycle_.size();
-      const std::uint32_t next = pos_ + 1 == n ? 0 : pos_ + 1;
-      if (c == cycle_[next] || c == cycle_[pos_]) {  // one call replaced, or one inserted
+      const auto next = static_cast<std::uint32_t>((pos_ + skip_ + 1) % n);
+      if (c == cycle_[next] || (skip_ == 0 && c == cycle_[pos_])) {
+        if (skip_ == 0 && c == cycle_[next]) repair(log_[0]);
         const std::uint32_t at = c == cycle_[next] ? next : pos_;
         pos_ = at + 1 == n ? 0 : at + 1;
         phase_ = Phase::kPredicting;
         log_.clear();
         break;
       }
-      phase_ = Phase::kForming;
+      if (++skip_ < kMaxSkip && skip_ + 1 < n) {
+        log_.push_back(c);
+        break;
+      }
+      phase_ = Phase::kForming;  // not noise: form a cycle from the miss as the paper does
       [[fallthrough]];
     }
     case Phase::kForming:
@@ -96,11 +103,26 @@ void CycleMachine::observe(CallId c) {
         pos_ = pos_ + 1 == cycle_.size() ? 0 : pos_ + 1;
       } else {
         start_forming(c);  // the call that caused the miss is the new cycle-head
-        if (resync_ && cycle_.size() > 1) phase_ = Phase::kResync;  // cycle_ and pos_ kept
+        if (resync_ && cycle_.size() > 1) {
+          phase_ = Phase::kResync;  // cycle_ and pos_ kept
+          skip_ = 0;
+        }
       }
       break;
   }
   prev_ = c;
+}
+
+// The same call replacing the same cycle entry twice in a row is the cycle's own error (it was
+// formed around a noise call): the entry is corrected.
+void CycleMachine::repair(CallId actual) {
+  if (last_sub_pos_ == pos_ && last_sub_call_ == actual) {
+    cycle_[pos_] = actual;
+    last_sub_pos_ = kNoCall;
+    return;
+  }
+  last_sub_pos_ = pos_;
+  last_sub_call_ = actual;
 }
 
 void CycleMachine::start_forming(CallId head) {

@@ -1,6 +1,7 @@
 // Randomized properties and edge cases of every predictor.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <random>
 #include <string>
 #include <vector>
@@ -255,6 +256,80 @@ TEST(SendTable, TrustsAPairOnlyAfterMoreThanTwoSightings) {
   EXPECT_FALSE(t.lookup(k).has_value());
   EXPECT_FALSE(t.lookup({0x1000, 5, 3}).has_value());  // other source, other key
   EXPECT_EQ(t.size(), 1U);
+}
+
+}  // namespace
+}  // namespace augur::predictor
+
+namespace augur::predictor {
+namespace {
+
+// Counts misses of a resync Single-cycle over 5 laps of 0..9 with `edit` applied to lap 3.
+int resync_misses(const std::function<void(std::vector<CallId>&)>& edit) {
+  Options o;
+  o.resync = true;
+  SingleCycle p(o);
+  std::vector<CallId> seq;
+  for (int lap = 0; lap < 5; ++lap) {
+    std::vector<CallId> l = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+    if (lap == 3) edit(l);
+    seq.insert(seq.end(), l.begin(), l.end());
+  }
+  int misses = 0;
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    if (i >= 11 && !p.covers({seq[i], 0})) ++misses;  // after the first cycle is found
+    p.observe({seq[i], 0});
+  }
+  return misses;
+}
+
+TEST(Resync, OneNoiseCallCostsOneMiss) {
+  EXPECT_EQ(resync_misses([](auto&) {}), 0);
+  EXPECT_EQ(resync_misses([](auto& l) { l[4] = 77; }), 1);                      // replaced
+  // Inserted: the call after a miss is guessed as a replacement (5), so 4 is a second miss.
+  EXPECT_EQ(resync_misses([](auto& l) { l.insert(l.begin() + 4, 77); }), 2);
+  EXPECT_EQ(resync_misses([](auto& l) { l[4] = 77; l[5] = 78; }), 2);          // two replaced
+  // Not noise (a new loop 20..24): the paper's cycle formation takes over.
+  EXPECT_GT(resync_misses([](auto& l) { l = {20, 21, 22, 23, 24, 20, 21, 22, 23, 24}; }), 5);
+}
+
+TEST(Resync, WithoutItTheNoiseHeadStallsThePredictor) {
+  Options o;  // the paper's rule: 77 becomes the cycle-head and never recurs
+  SingleCycle p(o);
+  int hits = 0;
+  for (int lap = 0; lap < 8; ++lap) {
+    for (CallId c = 0; c < 10; ++c) {
+      const CallId call = lap == 2 && c == 4 ? 77 : c;
+      hits += p.covers({call, 0}) ? 1 : 0;
+      p.observe({call, 0});
+    }
+  }
+  // Laps 0-1: 11 misses to find the cycle; then 77 stalls it for 2 x 10 calls before the
+  // logged calls are searched again (the cycle is found again in them).
+  EXPECT_EQ(hits, 80 - 11 - 1 - 20);
+}
+
+TEST(Resync, RepairsACycleFormedAroundNoise) {
+  Options o;
+  o.resync = true;
+  o.init_min_length = 0;
+  SingleCycle p(o);
+  // The first lap has noise 77 in place of 4: the cycle is formed with it.
+  std::vector<CallId> seq = {0, 1, 2, 3, 77, 5, 6, 7, 8, 9};
+  for (int lap = 0; lap < 6; ++lap) {
+    for (CallId c = 0; c < 10; ++c) seq.push_back(c);
+  }
+  std::vector<int> misses_per_lap(7, 0);
+  for (std::size_t i = 0; i < seq.size(); ++i) {
+    if (!p.covers({seq[i], 0})) ++misses_per_lap[i / 10];
+    p.observe({seq[i], 0});
+  }
+  // Lap 1 closes the cycle (a miss) and misses at 4 (the cycle says 77); lap 2 misses at 4 the
+  // same way, and the entry is repaired: no more misses.
+  EXPECT_EQ(misses_per_lap[1], 2);
+  EXPECT_EQ(misses_per_lap[2], 1);
+  EXPECT_EQ(misses_per_lap[3], 0);
+  EXPECT_EQ(misses_per_lap[6], 0);
 }
 
 }  // namespace

@@ -24,7 +24,7 @@ class CycleMachine {
 
   [[nodiscard]] CallId predict() const noexcept {
     if (phase_ == Phase::kPredicting) return cycle_[pos_];
-    if (phase_ == Phase::kResync) return cycle_[pos_ + 1 == cycle_.size() ? 0 : pos_ + 1];
+    if (phase_ == Phase::kResync) return cycle_[(pos_ + skip_ + 1) % cycle_.size()];
     return offer_previous_ ? prev_ : kNoCall;
   }
   [[nodiscard]] bool predicting() const noexcept { return phase_ == Phase::kPredicting; }
@@ -45,6 +45,7 @@ class CycleMachine {
   void clear_init() noexcept;
   void close(std::vector<CallId> cycle);
   void restart_init(CallId c);
+  void repair(CallId actual);
   [[nodiscard]] std::size_t reform_limit() const noexcept;
 
   Phase phase_ = Phase::kStart;
@@ -53,6 +54,10 @@ class CycleMachine {
   std::uint32_t init_min_;
   std::uint32_t max_cycle_;
   std::uint32_t pos_ = 0;
+  static constexpr std::uint32_t kMaxSkip = 3;  // resync: up to this many calls replaced
+  std::uint32_t skip_ = 0;
+  std::uint32_t last_sub_pos_ = kNoCall;
+  CallId last_sub_call_ = kNoCall;
   CallId prev_ = kNoCall;
   std::size_t max_len_ = 0;
   std::vector<CallId> cycle_;
