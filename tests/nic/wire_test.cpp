@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cstring>
+#include <ostream>
 
 #include <gtest/gtest.h>
 
@@ -54,6 +55,8 @@ struct Corruption {
   std::byte value;
   const char* expect_in_message;
 };
+
+void PrintTo(const Corruption& c, std::ostream* os) { *os << c.name; }
 
 class QpAddressCorrupt : public ::testing::TestWithParam<Corruption> {};
 

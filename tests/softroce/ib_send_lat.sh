@@ -12,8 +12,13 @@ port=$((18515 + RANDOM % 1000))
 out=$(mktemp)
 timeout 120 ib_send_lat -d "$dev" -x "$gid" -F -n 1000 -p "$port" >/dev/null 2>&1 &
 server=$!
-sleep 1
-timeout 120 ib_send_lat -d "$dev" -x "$gid" -F -n 1000 -p "$port" 127.0.0.1 | tee "$out"
+# The server may take a while to listen on a loaded, emulated machine: retry the client.
+for attempt in $(seq 1 20); do
+  sleep 1
+  if timeout 120 ib_send_lat -d "$dev" -x "$gid" -F -n 1000 -p "$port" 127.0.0.1 >"$out" 2>&1; then break; fi
+  kill -0 "$server" 2>/dev/null || { cat "$out"; echo "ib_send_lat server exited"; exit 1; }
+done
+cat "$out"
 wait "$server"
 # The result row starts with the message size (2 bytes by default).
 grep -Eq '^ *2 +1000 +[0-9.]+' "$out" || { echo "ib_send_lat printed no result row"; exit 1; }

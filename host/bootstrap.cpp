@@ -1,0 +1,453 @@
+#include "augur/host/bootstrap.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "augur/settings.h"
+#include "bootstrap_wire.h"
+
+namespace augur::host {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using Bytes = std::vector<unsigned char>;
+
+Bytes frame(wire::MsgType type, std::uint32_t rank, const Bytes& payload) {
+  Bytes out(sizeof(wire::Header) + payload.size());
+  wire::put_u32(out.data(), wire::Header::kMagic);
+  out[4] = static_cast<unsigned char>(type);
+  wire::put_u32(out.data() + 8, rank);
+  wire::put_u32(out.data() + 12, static_cast<std::uint32_t>(payload.size()));
+  std::copy(payload.begin(), payload.end(), out.begin() + sizeof(wire::Header));
+  return out;
+}
+
+Status write_all(int fd, const Bytes& b) {
+  std::size_t off = 0;
+  while (off < b.size()) {
+    ssize_t w = ::send(fd, b.data() + off, b.size() - off, MSG_NOSIGNAL);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) return errno_status(errno, "bootstrap send");
+    off += static_cast<std::size_t>(w);
+  }
+  return Status::Ok();
+}
+
+struct Frame {
+  wire::MsgType type;
+  std::uint32_t rank;
+  Bytes payload;
+};
+
+// Takes one complete frame off the front of `in`, if there is one. Malformed headers are kProtocol.
+Result<bool> take_frame(Bytes& in, Frame& out) {
+  if (in.size() < sizeof(wire::Header)) return false;
+  if (wire::get_u32(in.data()) != wire::Header::kMagic) return Status(Code::kProtocol, "bad magic");
+  const std::uint8_t type = in[4];
+  if (type < 1 || type > 6) return Status(Code::kProtocol, "unknown message type " + std::to_string(type));
+  const std::uint32_t len = wire::get_u32(in.data() + 12);
+  if (len > wire::kMaxPayload) return Status(Code::kProtocol, "payload of " + std::to_string(len) + " bytes");
+  if (in.size() < sizeof(wire::Header) + len) return false;
+  out.type = static_cast<wire::MsgType>(type);
+  out.rank = wire::get_u32(in.data() + 8);
+  out.payload.assign(in.begin() + sizeof(wire::Header), in.begin() + static_cast<std::ptrdiff_t>(sizeof(wire::Header) + len));
+  in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(sizeof(wire::Header) + len));
+  return true;
+}
+
+// Reads whatever is available (after poll said so); 0 bytes read means the peer closed.
+Result<std::size_t> read_some(int fd, Bytes& in) {
+  unsigned char buf[65536];
+  for (;;) {
+    ssize_t r = ::recv(fd, buf, sizeof buf, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) return errno_status(errno, "bootstrap recv");
+    in.insert(in.end(), buf, buf + r);
+    return static_cast<std::size_t>(r);
+  }
+}
+
+struct Entry {
+  std::uint32_t rank;
+  std::string key;
+  std::string value;
+};
+
+void append_entry(Bytes& out, const Entry& e) {
+  const std::size_t at = out.size();
+  out.resize(at + 10 + e.key.size() + e.value.size());
+  wire::put_u32(&out[at], e.rank);
+  wire::put_u16(&out[at + 4], static_cast<std::uint16_t>(e.key.size()));
+  wire::put_u32(&out[at + 6], static_cast<std::uint32_t>(e.value.size()));
+  std::memcpy(&out[at + 10], e.key.data(), e.key.size());
+  std::memcpy(&out[at + 10 + e.key.size()], e.value.data(), e.value.size());
+}
+
+Status check_key_value(std::size_t key_len, std::size_t value_len) {
+  if (key_len == 0 || key_len > kMaxKeyBytes) return Status(Code::kInvalidArgument, "key length " + std::to_string(key_len) + " not in [1, 256]");
+  if (value_len > kMaxValueBytes) return Status(Code::kInvalidArgument, "value of " + std::to_string(value_len) + " bytes exceeds 64 KiB");
+  return Status::Ok();
+}
+
+struct Conn {
+  int fd = -1;
+  int rank = -1;  // -1 until HELLO
+  Bytes in;
+  bool fenced = false;
+  bool bye = false;
+  std::size_t keys = 0;
+};
+
+}  // namespace
+
+BootstrapServer::BootstrapServer(int size, int listen_fd, std::uint16_t port, std::chrono::milliseconds timeout)
+    : size_(size), listen_fd_(listen_fd), port_(port), timeout_(timeout) {}
+
+Result<std::unique_ptr<BootstrapServer>> BootstrapServer::start(int size, const std::string& bind_addr, std::uint16_t port,
+                                                                std::chrono::milliseconds timeout) {
+  if (size < 1 || size > kMaxRanks) return Status(Code::kInvalidArgument, "job size " + std::to_string(size));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  if (inet_pton(AF_INET, bind_addr.c_str(), &sa.sin_addr) != 1) {
+    return Status(Code::kInvalidArgument, "bootstrap bind address '" + bind_addr + "' is not an IPv4 address");
+  }
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return errno_status(errno, "socket");
+  int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 128) != 0) {
+    Status s = errno_status(errno, "bootstrap bind/listen on " + bind_addr + ":" + std::to_string(port));
+    ::close(fd);
+    return s;
+  }
+  socklen_t len = sizeof sa;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
+  std::unique_ptr<BootstrapServer> srv(new BootstrapServer(size, fd, ntohs(sa.sin_port), timeout));
+  if (::pipe2(srv->wake_fd_, O_CLOEXEC) != 0) return errno_status(errno, "pipe2");
+  srv->thread_ = std::thread([s = srv.get()] { s->run(); });
+  return srv;
+}
+
+BootstrapServer::~BootstrapServer() {
+  if (thread_.joinable()) {
+    const char c = 'q';
+    (void)!::write(wake_fd_[1], &c, 1);
+    thread_.join();
+  }
+  ::close(listen_fd_);
+  if (wake_fd_[0] >= 0) ::close(wake_fd_[0]);
+  if (wake_fd_[1] >= 0) ::close(wake_fd_[1]);
+}
+
+Status BootstrapServer::wait() {
+  std::unique_lock lock(mu_);
+  cv_.wait(lock, [this] { return done_; });
+  return result_;
+}
+
+void BootstrapServer::finish(Status result) {
+  std::lock_guard lock(mu_);
+  if (done_) return;
+  result_ = std::move(result);
+  done_ = true;
+  cv_.notify_all();
+}
+
+void BootstrapServer::run() {
+  std::vector<Conn> conns;
+  std::vector<Entry> pending;  // puts since the last fence, delivered with the next FenceDone
+  int said_bye = 0;
+  auto deadline = Clock::now() + timeout_;  // for everyone to connect, then for each fence
+
+  // After a failure the server stays up until destroyed: every rank, also one that connects late,
+  // is told why the job aborted instead of waiting for its own timeout.
+  Bytes abort_msg;
+  auto fail = [&](const Status& why) {
+    abort_msg = frame(wire::MsgType::kAbort, 0, Bytes(why.message().begin(), why.message().end()));
+    for (Conn& c : conns) {
+      if (c.fd >= 0 && !c.bye) (void)write_all(c.fd, abort_msg);
+    }
+    finish(why);
+  };
+  auto missing = [&](auto pred) {
+    std::vector<bool> seen(static_cast<std::size_t>(size_), false);
+    for (const Conn& c : conns) {
+      if (c.rank >= 0 && pred(c)) seen[static_cast<std::size_t>(c.rank)] = true;
+    }
+    std::string list;
+    for (int r = 0; r < size_; ++r) {
+      if (!seen[static_cast<std::size_t>(r)]) list += (list.empty() ? "" : ",") + std::to_string(r);
+    }
+    return list;
+  };
+
+  for (;;) {
+    std::vector<pollfd> pfds{{wake_fd_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    for (const Conn& c : conns) pfds.push_back({c.fd, POLLIN, 0});
+    const bool failed_before = !abort_msg.empty();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    const int rc = ::poll(pfds.data(), pfds.size(), failed_before ? -1 : static_cast<int>(std::max<long long>(0, left)));
+    if (rc < 0 && errno == EINTR) continue;
+    if (pfds[0].revents) {
+      if (!failed_before) fail(Status(Code::kUnavailable, "bootstrap server shut down"));
+      break;
+    }
+    if (rc == 0) {
+      const std::string who = missing([](const Conn& c) { return c.fenced; });
+      fail(Status(Code::kTimeout, "bootstrap: ranks " + who + " did not connect or fence within " +
+                                      std::to_string(timeout_.count()) + " ms"));
+      continue;
+    }
+    const std::size_t polled = pfds.size() - 2;  // connections accepted below were not polled
+    if (pfds[1].revents & POLLIN) {
+      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd >= 0) {
+        int one = 1;
+        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        Conn c;
+        c.fd = fd;
+        if (failed_before) (void)write_all(fd, abort_msg);
+        conns.push_back(std::move(c));
+      }
+    }
+    if (failed_before) {  // discard input; close connections as their ranks go away
+      for (std::size_t i = 0; i < polled; ++i) {
+        Conn& c = conns[i];
+        if (!(pfds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        c.in.clear();
+        Result<std::size_t> n = read_some(c.fd, c.in);
+        if (!n.ok() || n.value() == 0) {
+          ::close(c.fd);
+          c.fd = -1;
+        }
+      }
+      conns.erase(std::remove_if(conns.begin(), conns.end(), [](const Conn& c) { return c.fd < 0; }), conns.end());
+      continue;
+    }
+    bool failed = false;
+    for (std::size_t i = 0; i < polled && !failed; ++i) {
+      Conn& c = conns[i];
+      if (!(pfds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      Result<std::size_t> n = read_some(c.fd, c.in);
+      if (!n.ok() || n.value() == 0) {
+        if (c.rank >= 0 && !c.bye) {
+          fail(Status(Code::kPeerFailure, "rank " + std::to_string(c.rank) + " disconnected from the bootstrap"));
+          failed = true;
+        }
+        ::close(c.fd);
+        c.fd = -1;
+        continue;
+      }
+      Frame f;
+      for (;;) {
+        Result<bool> got = take_frame(c.in, f);
+        Status bad;
+        if (!got.ok()) {
+          bad = got.status();
+        } else if (!got.value()) {
+          break;
+        } else if (c.rank < 0 && f.type != wire::MsgType::kHello) {
+          bad = Status(Code::kProtocol, "first message is not HELLO");
+        } else if (f.type == wire::MsgType::kHello) {
+          const bool dup = std::any_of(conns.begin(), conns.end(), [&](const Conn& o) { return o.rank == static_cast<int>(f.rank); });
+          if (c.rank >= 0 || f.payload.size() != 4 || f.rank >= static_cast<std::uint32_t>(size_) || dup ||
+              wire::get_u32(f.payload.data()) != static_cast<std::uint32_t>(size_)) {
+            bad = Status(Code::kProtocol, "bad HELLO (rank " + std::to_string(f.rank) + " of a job of " +
+                                              std::to_string(size_) + (dup ? ", rank already connected)" : ")"));
+          } else {
+            c.rank = static_cast<int>(f.rank);
+          }
+        } else if (f.type == wire::MsgType::kPut) {
+          const std::size_t kl = f.payload.size() >= 2 ? wire::get_u16(f.payload.data()) : 0;
+          if (f.payload.size() < 2 || kl > f.payload.size() - 2) {
+            bad = Status(Code::kProtocol, "malformed PUT");
+          } else if (Status s = check_key_value(kl, f.payload.size() - 2 - kl); !s.ok()) {
+            bad = s;
+          } else if (++c.keys > kMaxKeysPerRank) {
+            bad = Status(Code::kResourceExhausted, "more than 4096 keys");
+          } else {
+            const auto* p = reinterpret_cast<const char*>(f.payload.data()) + 2;
+            pending.push_back({static_cast<std::uint32_t>(c.rank), std::string(p, kl),
+                               std::string(p + kl, f.payload.size() - 2 - kl)});
+          }
+        } else if (f.type == wire::MsgType::kFence) {
+          if (c.fenced) bad = Status(Code::kProtocol, "second FENCE before the first completed");
+          if (!std::any_of(conns.begin(), conns.end(), [](const Conn& o) { return o.fenced; })) {
+            deadline = Clock::now() + timeout_;  // the first rank to fence starts the clock
+          }
+          c.fenced = true;
+        } else if (f.type == wire::MsgType::kBye) {
+          c.bye = true;
+          ++said_bye;
+        } else {
+          bad = Status(Code::kProtocol, "unexpected message type");
+        }
+        if (!bad.ok()) {
+          const bool stray = c.rank < 0 && !(got.ok() && f.type == wire::MsgType::kHello);
+          if (stray) {  // never claimed a rank (a port scanner, a stale client): drop it only
+            ::close(c.fd);
+            c.fd = -1;
+            break;
+          }
+          const int who = c.rank >= 0 ? c.rank : static_cast<int>(f.rank);
+          fail(bad.context("rank " + std::to_string(who) + " sent a malformed bootstrap message"));
+          failed = true;
+          break;
+        }
+      }
+    }
+    conns.erase(std::remove_if(conns.begin(), conns.end(), [](const Conn& c) { return c.fd < 0; }), conns.end());
+    if (failed) continue;
+    if (said_bye == size_) {
+      finish(Status::Ok());
+      break;
+    }
+    const int joined = static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.rank >= 0; }));
+    const int fenced = static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.fenced; }));
+    if (joined == size_ && fenced == size_) {
+      Bytes payload;
+      for (const Entry& e : pending) append_entry(payload, e);
+      pending.clear();
+      const Bytes msg = frame(wire::MsgType::kFenceDone, 0, payload);
+      for (Conn& c : conns) {
+        c.fenced = false;
+        (void)write_all(c.fd, msg);
+      }
+      deadline = Clock::now() + timeout_;
+    }
+  }
+  for (Conn& c : conns) ::close(c.fd);
+}
+
+Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::connect(const std::string& host, std::uint16_t port, int rank, int size,
+                                                            std::chrono::milliseconds timeout) {
+  if (size < 1 || size > kMaxRanks || rank < 0 || rank >= size) {
+    return Status(Code::kInvalidArgument, "rank " + std::to_string(rank) + " of a job of " + std::to_string(size));
+  }
+  addrinfo hints{};
+  hints.ai_family = AF_INET;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  if (int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res); rc != 0) {
+    return Status(Code::kNotFound, "bootstrap host '" + host + "': " + gai_strerror(rc));
+  }
+  sockaddr_in sa{};
+  std::memcpy(&sa, res->ai_addr, sizeof sa);
+  ::freeaddrinfo(res);
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {  // the server may not be listening yet
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return errno_status(errno, "socket");
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+      int one = 1;
+      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      Bytes hello(4);
+      wire::put_u32(hello.data(), static_cast<std::uint32_t>(size));
+      std::unique_ptr<TcpBootstrap> b(new TcpBootstrap(fd, rank, size, timeout));
+      AUGUR_RETURN_IF_ERROR(write_all(fd, frame(wire::MsgType::kHello, static_cast<std::uint32_t>(rank), hello)));
+      return b;
+    }
+    const int err = errno;
+    ::close(fd);
+    if (Clock::now() > deadline) {
+      return errno_status(err, "bootstrap connect to " + host + ":" + std::to_string(port)).context("within " + std::to_string(timeout.count()) + " ms");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::from_settings() {
+  AUGUR_ASSIGN_OR_RETURN(std::string where, setting_string("AUGUR_BOOTSTRAP"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t size, setting_int("AUGUR_SIZE", 1, kMaxRanks));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t rank, setting_int("AUGUR_RANK", 0, size - 1));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t secs, setting_int("AUGUR_BOOTSTRAP_TIMEOUT", 1, 86400));
+  const auto colon = where.rfind(':');
+  if (where.empty() || colon == std::string::npos) {
+    return Status(Code::kInvalidArgument, "AUGUR_BOOTSTRAP='" + where + "': expected host:port (set by augurrun)");
+  }
+  const std::string host = where.substr(0, colon);
+  char* end = nullptr;
+  const unsigned long port = std::strtoul(where.c_str() + colon + 1, &end, 10);
+  if (*end != '\0' || port == 0 || port > 65535) {
+    return Status(Code::kInvalidArgument, "AUGUR_BOOTSTRAP='" + where + "': bad port");
+  }
+  return connect(host, static_cast<std::uint16_t>(port), static_cast<int>(rank), static_cast<int>(size),
+                 std::chrono::seconds(secs));
+}
+
+TcpBootstrap::~TcpBootstrap() {
+  (void)write_all(fd_, frame(wire::MsgType::kBye, static_cast<std::uint32_t>(rank_), {}));
+  ::close(fd_);
+}
+
+Status TcpBootstrap::put(std::string_view key, std::string_view value) {
+  AUGUR_RETURN_IF_ERROR(check_key_value(key.size(), value.size()));
+  if (++keys_put_ > kMaxKeysPerRank) return Status(Code::kResourceExhausted, "more than 4096 bootstrap keys");
+  Bytes p(2 + key.size() + value.size());
+  wire::put_u16(p.data(), static_cast<std::uint16_t>(key.size()));
+  std::memcpy(p.data() + 2, key.data(), key.size());
+  std::memcpy(p.data() + 2 + key.size(), value.data(), value.size());
+  AUGUR_RETURN_IF_ERROR(write_all(fd_, frame(wire::MsgType::kPut, static_cast<std::uint32_t>(rank_), p)));
+  kv_[{rank_, std::string(key)}] = std::string(value);
+  return Status::Ok();
+}
+
+Status TcpBootstrap::fence() {
+  AUGUR_RETURN_IF_ERROR(write_all(fd_, frame(wire::MsgType::kFence, static_cast<std::uint32_t>(rank_), {})));
+  const auto deadline = Clock::now() + timeout_ + std::chrono::seconds(5);  // the server times out first
+  Bytes in;
+  Frame f;
+  for (;;) {
+    AUGUR_ASSIGN_OR_RETURN(bool got, take_frame(in, f));
+    if (got) break;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+    if (left <= 0) return Status(Code::kTimeout, "bootstrap fence: no answer from the server");
+    pollfd pfd{fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, static_cast<int>(left)) <= 0) continue;
+    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_, in));
+    if (n == 0) return Status(Code::kPeerFailure, "bootstrap server closed the connection during a fence");
+  }
+  if (f.type == wire::MsgType::kAbort) {
+    return Status(Code::kPeerFailure, "job aborted: " + std::string(f.payload.begin(), f.payload.end()));
+  }
+  if (f.type != wire::MsgType::kFenceDone) return Status(Code::kProtocol, "bootstrap: unexpected reply to FENCE");
+  const unsigned char* p = f.payload.data();
+  std::size_t left = f.payload.size();
+  while (left > 0) {
+    if (left < 10) return Status(Code::kProtocol, "bootstrap: truncated entry");
+    const std::uint32_t r = wire::get_u32(p);
+    const std::size_t kl = wire::get_u16(p + 4);
+    const std::size_t vl = wire::get_u32(p + 6);
+    if (r >= static_cast<std::uint32_t>(size_) || kl > left - 10 || vl > left - 10 - kl) {
+      return Status(Code::kProtocol, "bootstrap: entry out of range");
+    }
+    kv_[{static_cast<int>(r), std::string(reinterpret_cast<const char*>(p + 10), kl)}] =
+        std::string(reinterpret_cast<const char*>(p + 10 + kl), vl);
+    p += 10 + kl + vl;
+    left -= 10 + kl + vl;
+  }
+  return Status::Ok();
+}
+
+Result<std::string> TcpBootstrap::get(int rank, std::string_view key) const {
+  if (rank < 0 || rank >= size_) return Status(Code::kInvalidArgument, "rank " + std::to_string(rank));
+  auto it = kv_.find(std::pair<int, std::string>{rank, std::string(key)});
+  if (it == kv_.end()) return Status(Code::kNotFound, "rank " + std::to_string(rank) + " put no key '" + std::string(key) + "'");
+  return it->second;
+}
+
+}  // namespace augur::host

@@ -1,0 +1,190 @@
+// The bootstrap key-value exchange: ranks as threads of this process, each with its own TCP
+// connection; misbehaving peers as raw sockets.
+#include "augur/host/bootstrap.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "../../host/bootstrap_wire.h"
+
+namespace augur::host {
+namespace {
+
+using namespace std::chrono_literals;
+
+std::unique_ptr<BootstrapServer> start_server(int size, std::chrono::milliseconds timeout = 20s) {
+  auto s = BootstrapServer::start(size, "127.0.0.1", 0, timeout);
+  EXPECT_TRUE(s.ok()) << s.status().to_string();
+  return std::move(s).value();
+}
+
+// A raw connection that speaks the wire format by hand (or does not).
+int raw_connect(std::uint16_t port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(0, ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa));
+  return fd;
+}
+
+void raw_send(int fd, wire::MsgType type, std::uint32_t rank, std::vector<unsigned char> payload, std::uint32_t magic = wire::Header::kMagic) {
+  std::vector<unsigned char> b(16 + payload.size(), 0);
+  wire::put_u32(b.data(), magic);
+  b[4] = static_cast<unsigned char>(type);
+  wire::put_u32(b.data() + 8, rank);
+  wire::put_u32(b.data() + 12, static_cast<std::uint32_t>(payload.size()));
+  std::copy(payload.begin(), payload.end(), b.begin() + 16);
+  ASSERT_EQ(static_cast<ssize_t>(b.size()), ::send(fd, b.data(), b.size(), MSG_NOSIGNAL));
+}
+
+std::vector<unsigned char> hello_payload(std::uint32_t size) {
+  std::vector<unsigned char> p(4);
+  wire::put_u32(p.data(), size);
+  return p;
+}
+
+TEST(Bootstrap, FourRanksExchangeKeysOverTwoFences) {
+  constexpr int kSize = 4;
+  auto server = start_server(kSize);
+  std::vector<std::thread> ranks;
+  std::vector<Status> results(kSize);
+  for (int r = 0; r < kSize; ++r) {
+    ranks.emplace_back([&, r] {
+      results[static_cast<std::size_t>(r)] = [&]() -> Status {
+        AUGUR_ASSIGN_OR_RETURN(auto b, TcpBootstrap::connect("127.0.0.1", server->port(), r, kSize, 20s));
+        AUGUR_RETURN_IF_ERROR(b->put("qp", "address-of-" + std::to_string(r)));
+        AUGUR_RETURN_IF_ERROR(b->put("big", std::string(60000, static_cast<char>('a' + r))));
+        AUGUR_RETURN_IF_ERROR(b->fence());
+        for (int p = 0; p < kSize; ++p) {
+          AUGUR_ASSIGN_OR_RETURN(std::string v, b->get(p, "qp"));
+          if (v != "address-of-" + std::to_string(p)) return Status(Code::kInternal, "wrong value " + v);
+          AUGUR_ASSIGN_OR_RETURN(std::string big, b->get(p, "big"));
+          if (big != std::string(60000, static_cast<char>('a' + p))) return Status(Code::kInternal, "big value corrupted");
+        }
+        if (b->get(0, "second").ok()) return Status(Code::kInternal, "a key was visible before its fence");
+        AUGUR_RETURN_IF_ERROR(b->put("second", std::to_string(r * r)));
+        AUGUR_RETURN_IF_ERROR(b->fence());
+        for (int p = 0; p < kSize; ++p) {
+          AUGUR_ASSIGN_OR_RETURN(std::string v, b->get(p, "second"));
+          if (v != std::to_string(p * p)) return Status(Code::kInternal, "second round: wrong value " + v);
+        }
+        if (b->get(1, "never-put").status().code() != Code::kNotFound) return Status(Code::kInternal, "missing key not kNotFound");
+        return Status::Ok();
+      }();
+    });
+  }
+  for (auto& t : ranks) t.join();
+  for (int r = 0; r < kSize; ++r) EXPECT_TRUE(results[static_cast<std::size_t>(r)].ok()) << "rank " << r << ": " << results[static_cast<std::size_t>(r)].to_string();
+  Status s = server->wait();
+  EXPECT_TRUE(s.ok()) << s.to_string();
+}
+
+TEST(Bootstrap, DeadRankIsReportedToTheOthersInsteadOfAHang) {
+  auto server = start_server(3);
+  int dead = raw_connect(server->port());
+  raw_send(dead, wire::MsgType::kHello, 2, hello_payload(3));
+  std::vector<std::thread> ranks;
+  std::vector<Status> results(2);
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      auto b = TcpBootstrap::connect("127.0.0.1", server->port(), r, 3, 20s);
+      results[static_cast<std::size_t>(r)] = b.ok() ? b.value()->fence() : b.status();
+    });
+  }
+  std::this_thread::sleep_for(200ms);
+  ::close(dead);  // rank 2 dies without a word
+  for (auto& t : ranks) t.join();
+  for (const Status& s : results) {
+    EXPECT_EQ(s.code(), Code::kPeerFailure) << s.to_string();
+    EXPECT_NE(s.message().find("rank 2 disconnected"), std::string::npos) << s.to_string();
+  }
+  EXPECT_EQ(server->wait().code(), Code::kPeerFailure);
+}
+
+TEST(Bootstrap, MissingRankTimesOutNamingIt) {
+  auto server = start_server(2, 300ms);
+  auto b = TcpBootstrap::connect("127.0.0.1", server->port(), 0, 2, 300ms);
+  ASSERT_TRUE(b.ok());
+  Status s = b.value()->fence();
+  EXPECT_EQ(s.code(), Code::kPeerFailure) << s.to_string();
+  EXPECT_NE(s.message().find("ranks 1 did not connect or fence"), std::string::npos) << s.to_string();
+  EXPECT_EQ(server->wait().code(), Code::kTimeout);
+}
+
+TEST(Bootstrap, MalformedMessageFromARankAbortsTheJob) {
+  auto server = start_server(2);
+  int bad = raw_connect(server->port());
+  raw_send(bad, wire::MsgType::kHello, 1, hello_payload(2));
+  std::vector<unsigned char> put = {0xff, 0xff, 'k'};  // key length 65535, 1 byte present
+  raw_send(bad, wire::MsgType::kPut, 1, put);
+  auto b = TcpBootstrap::connect("127.0.0.1", server->port(), 0, 2, 20s);
+  ASSERT_TRUE(b.ok());
+  Status s = b.value()->fence();
+  EXPECT_EQ(s.code(), Code::kPeerFailure) << s.to_string();
+  EXPECT_NE(s.message().find("rank 1 sent a malformed bootstrap message: malformed PUT"), std::string::npos) << s.to_string();
+  EXPECT_EQ(server->wait().code(), Code::kProtocol);
+  ::close(bad);
+}
+
+TEST(Bootstrap, StrayConnectionIsDroppedAndTheJobGoesOn) {
+  auto server = start_server(1);
+  int stray = raw_connect(server->port());
+  raw_send(stray, wire::MsgType::kPut, 0, {0, 1, 'k'}, 0x12345678);  // bad magic, never said HELLO
+  {
+    auto b = TcpBootstrap::connect("127.0.0.1", server->port(), 0, 1, 20s);
+    ASSERT_TRUE(b.ok());
+    ASSERT_TRUE(b.value()->put("k", "v").ok());
+    Status s = b.value()->fence();
+    ASSERT_TRUE(s.ok()) << s.to_string();
+    EXPECT_EQ(b.value()->get(0, "k").value(), "v");
+  }
+  EXPECT_TRUE(server->wait().ok());
+  ::close(stray);
+}
+
+TEST(Bootstrap, DuplicateRankIsRejected) {
+  auto server = start_server(2);
+  auto a = TcpBootstrap::connect("127.0.0.1", server->port(), 0, 2, 20s);
+  ASSERT_TRUE(a.ok());
+  auto dup = TcpBootstrap::connect("127.0.0.1", server->port(), 0, 2, 20s);
+  ASSERT_TRUE(dup.ok());  // connecting succeeds; the server notices at HELLO
+  Status s = a.value()->fence();
+  EXPECT_NE(s.message().find("rank already connected"), std::string::npos) << s.to_string();
+}
+
+TEST(Bootstrap, BadArgumentsAndSettingsAreClearErrors) {
+  EXPECT_EQ(TcpBootstrap::connect("127.0.0.1", 1, 3, 2, 1s).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(BootstrapServer::start(0, "127.0.0.1", 0, 1s).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(BootstrapServer::start(2, "not-an-ip", 0, 1s).status().code(), Code::kInvalidArgument);
+  setenv("AUGUR_BOOTSTRAP", "no-port-here", 1);
+  Status s = TcpBootstrap::from_settings().status();
+  EXPECT_EQ(s.code(), Code::kInvalidArgument);
+  EXPECT_NE(s.message().find("expected host:port"), std::string::npos);
+  setenv("AUGUR_BOOTSTRAP", "127.0.0.1:1", 1);
+  setenv("AUGUR_SIZE", "2", 1);
+  setenv("AUGUR_RANK", "2", 1);
+  EXPECT_NE(TcpBootstrap::from_settings().status().message().find("AUGUR_RANK=2"), std::string::npos);
+  unsetenv("AUGUR_BOOTSTRAP");
+  unsetenv("AUGUR_SIZE");
+  unsetenv("AUGUR_RANK");
+
+  auto server = start_server(1);
+  auto b = TcpBootstrap::connect("127.0.0.1", server->port(), 0, 1, 5s);
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b.value()->put(std::string(300, 'k'), "v").code(), Code::kInvalidArgument);
+  EXPECT_EQ(b.value()->put("k", std::string(70000, 'v')).code(), Code::kInvalidArgument);
+  EXPECT_EQ(b.value()->put("", "v").code(), Code::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace augur::host
