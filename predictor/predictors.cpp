@@ -340,7 +340,7 @@ void TagCycle::observe(Event e) {
   if (auto it = t.heads.find(e.call); it != t.heads.end()) {
     t.m.adopt(it->second);
   } else {
-    t.m.start_forming(e.call);
+    t.m.observe(e.call);  // a miss while predicting: forms a cycle from e.call (or resyncs)
   }
 }
 

@@ -29,9 +29,7 @@ class CycleMachine {
   }
   [[nodiscard]] bool predicting() const noexcept { return phase_ == Phase::kPredicting; }
   void observe(CallId c);
-  // Tag-bettercycle: a miss handled outside. Start forming a cycle headed by `head` (just seen)...
-  void start_forming(CallId head);
-  // ...or adopt a remembered cycle whose head (cycle[0]) was just seen.
+  // Tag-bettercycle: resume a remembered cycle whose head (cycle[0]) was just seen.
   void adopt(const std::vector<CallId>& cycle);
   [[nodiscard]] const std::vector<CallId>& cycle() const noexcept { return cycle_; }
   // Longest cycle ever held: the paper's "maximum cycle length".
@@ -41,6 +39,7 @@ class CycleMachine {
 
  private:
   enum class Phase : std::uint8_t { kStart, kInit, kForming, kResync, kPredicting };
+  void start_forming(CallId head);
   void init_step(CallId c);
   void clear_init() noexcept;
   void close(std::vector<CallId> cycle);
