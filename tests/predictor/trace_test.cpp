@@ -261,5 +261,25 @@ TEST_F(TraceFiles, ToolPrintsJsonAndTable) {
   EXPECT_NE(r.out.find("sweep_avg"), std::string::npos) << r.out;
 }
 
+
+TEST_F(TraceFiles, ToolPlotsHitRatioAgainstWindowSize) {
+  const std::string t = write("r0.txt", cyclic_trace(0, 0, 4, 50));
+  const std::string png = (dir_ / "windows.png").string();
+  ToolRun r = run_tool("replay --predictor lru --plot " + png + " --max-window 5 " + t, dir_);
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream dat(png + ".dat");
+  std::string header, line;
+  std::getline(dat, header);
+  std::vector<std::string> rows;
+  while (std::getline(dat, line)) rows.push_back(line);
+  ASSERT_EQ(rows.size(), 5U);
+  EXPECT_EQ(rows[2].rfind("3 0.000000 0.000000 ", 0), 0U) << rows[2];  // k = 3 < cycle length 4
+  EXPECT_EQ(rows[3].rfind("4 0.980000 0.980000 0.980000", 0), 0U) << rows[3];
+  std::ifstream img(png, std::ios::binary);
+  char magic[4] = {};
+  img.read(magic, 4);
+  EXPECT_EQ(std::string(magic + 1, 3), "PNG");
+}
+
 }  // namespace
 }  // namespace augur::predictor
