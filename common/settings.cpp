@@ -14,6 +14,8 @@ constexpr std::array kSettings{
     Setting{"AUGUR_GID_INDEX", "-1", "GID index for RoCE; -1: the RoCE v2 IPv4-mapped entry, else the first RoCE v2 one"},
     Setting{"AUGUR_QP_TIMEOUT", "14", "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31)"},
     Setting{"AUGUR_QP_RETRY_COUNT", "7", "RC transport retries before a peer is reported dead (0-7)"},
+    Setting{"AUGUR_RCACHE_MAX_BYTES", "1073741824", "bound on memory the registration cache keeps registered (bytes)"},
+    Setting{"AUGUR_RCACHE_MAX_ENTRIES", "1024", "bound on regions the registration cache keeps registered"},
     Setting{"AUGUR_BOOTSTRAP", "", "host:port of the job's key-value exchange (set by augurrun)"},
     Setting{"AUGUR_RANK", "0", "this process's rank in the job (set by augurrun)"},
     Setting{"AUGUR_SIZE", "1", "number of processes in the job (set by augurrun)"},

@@ -63,6 +63,7 @@ Result<Completion> Endpoint::wait_completion(int timeout_ms) {
 }
 
 const Context& Endpoint::context() const { return p_->ctx; }
+const ProtectionDomain& Endpoint::pd() const { return p_->pd; }
 QueuePair& Endpoint::qp() { return p_->qp; }
 
 Status send_all(int fd, const void* data, std::size_t n) {

@@ -32,6 +32,7 @@ class Endpoint {
   Result<Completion> wait_completion(int timeout_ms);
 
   [[nodiscard]] const Context& context() const;
+  [[nodiscard]] const ProtectionDomain& pd() const;
   QueuePair& qp();
 
  private:

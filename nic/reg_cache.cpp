@@ -1,0 +1,154 @@
+#include "augur/nic/reg_cache.h"
+
+#include "augur/nic/verbs.h"
+#include "augur/settings.h"
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace augur::nic {
+
+namespace {
+constexpr std::uintptr_t kPage = 4096;
+std::uintptr_t page_down(std::uintptr_t a) { return a & ~(kPage - 1); }
+std::uintptr_t page_up(std::uintptr_t a) { return (a + kPage - 1) & ~(kPage - 1); }
+}  // namespace
+
+RegCache::Handle& RegCache::Handle::operator=(Handle&& o) noexcept {
+  if (this != &o) {
+    reset();
+    cache_ = o.cache_;
+    e_ = o.e_;
+    o.cache_ = nullptr;
+    o.e_ = nullptr;
+  }
+  return *this;
+}
+
+void RegCache::Handle::reset() {
+  if (e_ != nullptr) cache_->unpin(e_);
+  cache_ = nullptr;
+  e_ = nullptr;
+}
+
+const Registration& RegCache::Handle::reg() const { return e_->reg; }
+
+RegCache::RegCache(RegisterFn reg, RegCacheLimits limits) : register_(std::move(reg)), limits_(limits) {}
+
+RegCache::~RegCache() = default;  // handles must not outlive the cache
+
+RegCache::Entry* RegCache::find(std::uintptr_t lo, std::uintptr_t hi) {
+  // Candidates start at or before lo, and no earlier than lo - max_len_.
+  auto it = index_.upper_bound(lo);
+  while (it != index_.begin()) {
+    --it;
+    const Registration& r = it->second->reg;
+    if (lo - r.addr > max_len_) break;
+    if (r.addr <= lo && hi <= r.addr + r.length) return it->second.get();
+  }
+  return nullptr;
+}
+
+Result<RegCache::Handle> RegCache::acquire(const void* addr, std::size_t length) {
+  const auto lo = reinterpret_cast<std::uintptr_t>(addr);
+  if (length == 0 || lo + length < lo) {
+    return Status(Code::kInvalidArgument, "registration of " + std::to_string(length) + " bytes at " + std::to_string(lo));
+  }
+  if (Entry* e = find(lo, lo + length)) {
+    ++counters_.hits;
+    if (e->pins++ == 0) lru_.erase(e->lru);
+    return Handle(this, e);
+  }
+  ++counters_.misses;
+  const std::uintptr_t a = page_down(lo);
+  const std::size_t len = page_up(lo + length) - a;
+  if (len > limits_.max_bytes || !evict_for(len)) {
+    ++counters_.refused;
+    return Status(Code::kResourceExhausted,
+                  "registration cache full: " + std::to_string(len) + " more bytes would pass its bound of " +
+                      std::to_string(limits_.max_bytes) + " bytes / " + std::to_string(limits_.max_entries) +
+                      " regions (" + std::to_string(bytes_) + " bytes in " + std::to_string(index_.size()) +
+                      " regions, the rest in use)");
+  }
+  AUGUR_ASSIGN_OR_RETURN(Registration reg, register_(a, len));
+  auto owned = std::make_unique<Entry>();
+  owned->reg = std::move(reg);
+  owned->pins = 1;
+  Entry* e = owned.get();
+  index_.emplace(a, std::move(owned));
+  bytes_ += len;
+  max_len_ = std::max(max_len_, len);
+  return Handle(this, e);
+}
+
+bool RegCache::evict_for(std::size_t len) {
+  while (bytes_ + len > limits_.max_bytes || index_.size() + 1 > limits_.max_entries) {
+    if (lru_.empty()) return false;  // everything left is in use
+    ++counters_.evictions;
+    erase(lru_.front());
+  }
+  return true;
+}
+
+void RegCache::unpin(Entry* e) {
+  if (--e->pins > 0) return;
+  if (!e->indexed) {  // invalidated while in use: deregister now
+    orphans_.remove_if([e](const std::unique_ptr<Entry>& o) { return o.get() == e; });
+    return;
+  }
+  e->lru = lru_.insert(lru_.end(), e);
+}
+
+void RegCache::erase(Entry* e) {
+  auto [first, last] = index_.equal_range(e->reg.addr);
+  for (auto it = first; it != last; ++it) {
+    if (it->second.get() != e) continue;
+    bytes_ -= e->reg.length;
+    e->indexed = false;
+    if (e->pins == 0) {
+      lru_.erase(e->lru);
+      index_.erase(it);  // frees the entry and its registration
+    } else {
+      orphans_.push_back(std::move(it->second));
+      index_.erase(it);
+    }
+    return;
+  }
+}
+
+void RegCache::invalidate(const void* addr, std::size_t length) {
+  const auto lo = reinterpret_cast<std::uintptr_t>(addr);
+  const std::uintptr_t hi = lo + length;
+  std::vector<Entry*> doomed;
+  for (auto& [start, e] : index_) {
+    if (start < hi && lo < start + e->reg.length) doomed.push_back(e.get());
+  }
+  for (Entry* e : doomed) {
+    ++counters_.invalidations;
+    erase(e);
+  }
+}
+
+}  // namespace augur::nic
+
+namespace augur::nic {
+
+RegisterFn pd_registrar(const ProtectionDomain& pd, std::uint32_t access) {
+  return [&pd, access](std::uintptr_t a, std::size_t len) -> Result<Registration> {
+    AUGUR_ASSIGN_OR_RETURN(MemoryRegion mr, MemoryRegion::register_memory(pd, reinterpret_cast<void*>(a), len, access));
+    auto owner = std::make_shared<MemoryRegion>(std::move(mr));
+    return Registration{a, len, owner->lkey(), owner->rkey(), owner};
+  };
+}
+
+Result<RegCacheLimits> reg_cache_limits_from_settings() {
+  RegCacheLimits l;
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t bytes, setting_int("AUGUR_RCACHE_MAX_BYTES", 4096, std::int64_t{1} << 50));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t entries, setting_int("AUGUR_RCACHE_MAX_ENTRIES", 1, 1 << 24));
+  l.max_bytes = static_cast<std::size_t>(bytes);
+  l.max_entries = static_cast<std::size_t>(entries);
+  return l;
+}
+
+}  // namespace augur::nic

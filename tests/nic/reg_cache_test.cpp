@@ -1,0 +1,158 @@
+// The registration cache with a fake registrar: counts registrations and deregistrations.
+#include "augur/nic/reg_cache.h"
+
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace augur::nic {
+namespace {
+
+struct FakeDevice {
+  int registered = 0;
+  int live = 0;
+  std::size_t live_bytes = 0;
+  std::size_t peak_bytes = 0;
+  bool fail_next = false;
+  RegisterFn fn() {
+    return [this](std::uintptr_t a, std::size_t len) -> Result<Registration> {
+      if (fail_next) {
+        fail_next = false;
+        return Status(Code::kResourceExhausted, "ibv_reg_mr: Cannot allocate memory");
+      }
+      ++registered;
+      ++live;
+      live_bytes += len;
+      peak_bytes = std::max(peak_bytes, live_bytes);
+      auto owner = std::shared_ptr<void>(nullptr, [this, len](void*) {
+        --live;
+        live_bytes -= len;
+      });
+      return Registration{a, len, static_cast<std::uint32_t>(registered), static_cast<std::uint32_t>(registered) + 1000, owner};
+    };
+  }
+};
+
+alignas(4096) char arena[64 * 4096];
+
+TEST(RegCache, HitWithinARegisteredRangeAndPageAlignment) {
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {});
+  {
+    auto h = cache.acquire(arena + 100, 5000);
+    ASSERT_TRUE(h.ok());
+    EXPECT_EQ(h->reg().addr, reinterpret_cast<std::uintptr_t>(arena));
+    EXPECT_EQ(h->reg().length, 2u * 4096);  // [0, 5100) rounded out to pages
+    auto inside = cache.acquire(arena + 4096, 4096);
+    ASSERT_TRUE(inside.ok());
+    EXPECT_EQ(inside->lkey(), h->lkey());
+  }
+  auto outside = cache.acquire(arena + 3 * 4096, 10);
+  ASSERT_TRUE(outside.ok());
+  EXPECT_NE(outside->lkey(), 1u);
+  EXPECT_EQ(cache.counters().hits, 1u);
+  EXPECT_EQ(cache.counters().misses, 2u);
+  EXPECT_EQ(dev.registered, 2);
+}
+
+TEST(RegCache, NeverPassesTheEntryBoundAndEvictsLeastRecentlyUsed) {
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {.max_bytes = 1 << 30, .max_entries = 3});
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(cache.acquire(arena + i * 4096, 1).ok());
+  ASSERT_TRUE(cache.acquire(arena + 0, 1).ok());  // page 0 is now the most recent
+  ASSERT_TRUE(cache.acquire(arena + 3 * 4096, 1).ok());  // evicts page 1
+  EXPECT_EQ(cache.entries(), 3u);
+  EXPECT_EQ(dev.live, 3);
+  EXPECT_EQ(cache.counters().evictions, 1u);
+  const auto misses = cache.counters().misses;
+  ASSERT_TRUE(cache.acquire(arena + 0, 1).ok());
+  EXPECT_EQ(cache.counters().misses, misses);  // still cached
+  ASSERT_TRUE(cache.acquire(arena + 4096, 1).ok());
+  EXPECT_EQ(cache.counters().misses, misses + 1);  // was evicted
+}
+
+TEST(RegCache, PinnedRegionsAreNeverEvictedAndAFullCacheRefuses) {
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {.max_bytes = 4 * 4096, .max_entries = 100});
+  auto a = cache.acquire(arena, 2 * 4096);
+  auto b = cache.acquire(arena + 8 * 4096, 2 * 4096);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto c = cache.acquire(arena + 16 * 4096, 1);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(c.status().message().find("registration cache full"), std::string::npos);
+  EXPECT_EQ(cache.counters().refused, 1u);
+  EXPECT_EQ(dev.live, 2);
+  a.value().reset();  // unpinned: may now be evicted
+  auto d = cache.acquire(arena + 16 * 4096, 1);
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  EXPECT_EQ(dev.live, 2);
+  EXPECT_LE(cache.bytes(), 4u * 4096);
+  auto huge = cache.acquire(arena, 5 * 4096);
+  EXPECT_EQ(huge.status().code(), Code::kResourceExhausted);
+}
+
+TEST(RegCache, InvalidateDropsOverlappingRegionsAndDefersPinnedOnes) {
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {});
+  auto pinned = cache.acquire(arena, 4096);
+  ASSERT_TRUE(pinned.ok());
+  ASSERT_TRUE(cache.acquire(arena + 4 * 4096, 4096).ok());
+  ASSERT_TRUE(cache.acquire(arena + 10 * 4096, 4096).ok());
+  cache.invalidate(arena + 100, 5 * 4096);  // overlaps the first two
+  EXPECT_EQ(cache.counters().invalidations, 2u);
+  EXPECT_EQ(cache.entries(), 1u);
+  EXPECT_EQ(dev.live, 2);  // the pinned one lives on until released
+  EXPECT_EQ(pinned->lkey(), 1u);
+  pinned.value().reset();
+  EXPECT_EQ(dev.live, 1);
+  auto again = cache.acquire(arena, 4096);  // a fresh registration, not the stale one
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->lkey(), 1u);
+}
+
+TEST(RegCache, RegistrationFailureIsReturnedAndNothingIsCached) {
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {});
+  dev.fail_next = true;
+  auto r = cache.acquire(arena, 10);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("Cannot allocate memory"), std::string::npos);
+  EXPECT_EQ(cache.entries(), 0u);
+  EXPECT_EQ(cache.bytes(), 0u);
+  EXPECT_EQ(cache.acquire(arena, 0).status().code(), Code::kInvalidArgument);
+}
+
+// Random acquire/release/invalidate against the bounds: bytes and entries never pass them, and
+// the fake device never holds more than the bound plus what is pinned.
+TEST(RegCache, RandomizedWorkloadKeepsBothBounds) {
+  FakeDevice dev;
+  const RegCacheLimits lim{.max_bytes = 12 * 4096, .max_entries = 5};
+  RegCache cache(dev.fn(), lim);
+  std::mt19937 rng(7);
+  std::vector<RegCache::Handle> held;
+  for (int i = 0; i < 5000; ++i) {
+    const int op = static_cast<int>(rng() % 10);
+    if (op < 6) {
+      const std::size_t off = rng() % (60 * 4096);
+      const std::size_t len = 1 + rng() % (3 * 4096);
+      auto h = cache.acquire(arena + off, std::min(len, sizeof arena - off));
+      if (h.ok()) {
+        EXPECT_LE(h->reg().addr, reinterpret_cast<std::uintptr_t>(arena + off));
+        if (held.size() < 3) held.push_back(std::move(h).value());
+      }
+    } else if (op < 9 && !held.empty()) {
+      held.erase(held.begin() + static_cast<std::ptrdiff_t>(rng() % held.size()));
+    } else {
+      cache.invalidate(arena + rng() % (60 * 4096), 4096);
+    }
+    ASSERT_LE(cache.bytes(), lim.max_bytes);
+    ASSERT_LE(cache.entries(), lim.max_entries);
+  }
+  held.clear();
+  EXPECT_LE(dev.live_bytes, lim.max_bytes);
+}
+
+}  // namespace
+}  // namespace augur::nic
