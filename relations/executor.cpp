@@ -1,7 +1,10 @@
 #include "augur/relations/executor.h"
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <string>
 
 #include "run_stream.h"
@@ -44,6 +47,21 @@ struct Mover {
     }
   }
 
+  // Gather (kGather) or scatter with a small constant stride ratio: one induction variable and a
+  // scaled address, the loop a compiler emits for out[i] = in[4 * i]; on the development
+  // machine nearly twice as fast as two pointer bumps.
+  template <int kScale, bool kGather>
+  void Scaled(std::byte* d, const std::byte* s, std::uint64_t bytes) const {
+    const std::size_t e = size();
+    for (std::uint64_t i = 0; i < bytes; i += e) {
+      if constexpr (kGather) {
+        one(d + i, s + i * kScale);
+      } else {
+        one(d + i * kScale, s + i);
+      }
+    }
+  }
+
   // `len` elements, byte steps `ss`/`sd` (modular, so negative steps wrap). The common shapes
   // get their own loops: contiguous, gather into contiguous, scatter from contiguous. The
   // pointer-bumping form is what a compiler emits for a plain stride loop.
@@ -55,8 +73,14 @@ struct Mover {
     if (ss == e && sd == e) {
       contiguous(d, s, len * e);
     } else if (sd == e) {
+      if (ss == 2 * e) return Scaled<2, true>(d, s, len * e);
+      if (ss == 4 * e) return Scaled<4, true>(d, s, len * e);
+      if (ss == 8 * e) return Scaled<8, true>(d, s, len * e);
       for (std::byte* end = d + len * e; d != end; d += e, s += sst) one(d, s);
     } else if (ss == e) {
+      if (sd == 2 * e) return Scaled<2, false>(d, s, len * e);
+      if (sd == 4 * e) return Scaled<4, false>(d, s, len * e);
+      if (sd == 8 * e) return Scaled<8, false>(d, s, len * e);
       for (const std::byte* end = s + len * e; s != end; s += e, d += dst) one(d, s);
     } else {
       for (std::uint64_t j = 0; j < len; ++j, s += sst, d += dst) one(d, s);
@@ -132,12 +156,112 @@ class Coalescer {
   std::uint64_t nx_ = 0, ny_ = 0;  // where the pending run's next element would be
 };
 
+struct EncodedStream {
+  const EncodedRelation& e;
+  template <class F>
+  void operator()(F&& f) const { detail::ForEachRun(e, f); }
+};
+
+struct TupleStream {
+  const Relation& r;
+  template <class F>
+  void operator()(F&& f) const {
+    for (const Tuple& t : r.tuples()) f(t.src, t.dst, std::uint64_t{1}, std::int64_t{1}, std::int64_t{1});
+  }
+};
+
+// NESTED pack/unpack of a nest of one run whose layout-side stride is large (a column of a
+// transpose) while consecutive blocks are close (the next column): the elements are moved in
+// tiles of kTile bytes across blocks, so each cache line of the strided side is filled by
+// neighbouring blocks before it is evicted (a cache-blocked transpose). Any order is valid:
+// every packed position and every destination is written exactly once.
+constexpr std::int64_t kTileMinStride = 512;  // bytes: stride of the run on the layout side
+constexpr std::int64_t kTileMaxShift = 64;    // bytes: shift between blocks on the layout side
+constexpr std::uint64_t kTile = 256;          // bytes of neighbouring blocks moved together
+
+template <Op kOp, std::size_t kEs>
+bool TryTiledNest(const Mover<kEs>& m, const Nest& n, const Run& r, const std::byte* src,
+                  std::byte* dst, std::uint64_t pos) {
+  const auto e = static_cast<std::int64_t>(m.size());
+  const std::int64_t inner = (kOp == Op::kPack ? r.ss : r.sd) * e;
+  const std::int64_t outer = (kOp == Op::kPack ? n.os : n.od) * e;
+  if (n.count < 2 || r.len < 2 || outer == 0 || std::abs(inner) < kTileMinStride ||
+      std::abs(outer) > kTileMaxShift) {
+    return false;
+  }
+  const std::uint64_t tile = std::max<std::uint64_t>(1, kTile / static_cast<std::uint64_t>(std::abs(outer)));
+  const std::uint64_t ue = static_cast<std::uint64_t>(e);
+  const std::uint64_t x0 = kOp == Op::kPack ? n.s + r.s : n.d + r.d;  // layout element offset
+  const std::uint64_t packed_step = r.len * ue;                        // between blocks
+  for (std::uint64_t k0 = 0; k0 < n.count; k0 += tile) {
+    const std::uint64_t kn = std::min(tile, n.count - k0);
+    for (std::uint64_t j = 0; j < r.len; ++j) {
+      const std::uint64_t x = (x0 + k0 * Wrap(kOp == Op::kPack ? n.os : n.od) +
+                               j * Wrap(kOp == Op::kPack ? r.ss : r.sd)) * ue;
+      const std::uint64_t p = (pos + k0 * r.len + j) * ue;
+      if constexpr (kOp == Op::kPack) {
+        m.run(dst + p, packed_step, src + x, Wrap(outer), kn);
+      } else {
+        m.run(dst + x, Wrap(outer), src + p, packed_step, kn);
+      }
+    }
+  }
+  return true;
+}
+
+// The NESTED executor: tiles what TryTiledNest accepts, streams the rest.
+template <Op kOp, std::size_t kEs>
+void ExecuteNested(const EncodedRelation& e, const std::byte* src, std::byte* dst, std::size_t es) {
+  const Mover<kEs> m{es};
+  Coalescer<kEs, kOp> c(m, src, dst);
+  std::uint64_t pos = 0;
+  for (const Nest& n : e.nests()) {
+    const Run* first = e.runs().data() + n.first_run;
+    if (n.run_count == 1 && TryTiledNest<kOp>(m, n, *first, src, dst, pos)) {
+      pos += n.count * first->len;
+      continue;
+    }
+    if (n.run_count == 1) {
+      // Blocks that continue their run's stride on the layout side are one long run: O(1).
+      const std::int64_t stride = kOp == Op::kPack ? first->ss : first->sd;
+      const std::int64_t outer = kOp == Op::kPack ? n.os : n.od;
+      if (Wrap(outer) == first->len * Wrap(stride)) {
+        const std::uint64_t x = kOp == Op::kPack ? n.s + first->s : n.d + first->d;
+        c.Add(x, pos, n.count * first->len, Wrap(stride), 1);
+        pos += n.count * first->len;
+        continue;
+      }
+    }
+    std::uint64_t bs = n.s;
+    std::uint64_t bd = n.d;
+    for (std::uint64_t k = 0; k < n.count; ++k) {
+      for (const Run* r = first; r != first + n.run_count; ++r) {
+        if constexpr (kOp == Op::kPack) {
+          c.Add(bs + r->s, pos, r->len, Wrap(r->ss), 1);
+        } else {
+          c.Add(bd + r->d, pos, r->len, Wrap(r->sd), 1);
+        }
+        pos += r->len;
+      }
+      bs += Wrap(n.os);
+      bd += Wrap(n.od);
+    }
+  }
+  c.Flush();
+}
+
 // One element-size specialisation of one operation over any run stream. flatten: the decoder,
 // the coalescer and the copy loop become one loop nest with its state in registers (without
 // it GCC keeps the per-key lambda out of line).
 template <Op kOp, std::size_t kEs, class Stream>
 __attribute__((flatten)) void Execute(const Stream& stream, const std::byte* src, std::byte* dst,
                                       std::size_t es) {
+  if constexpr (kOp != Op::kCopy && std::is_same_v<Stream, EncodedStream>) {
+    if (stream.e.encoding() == Encoding::kNested) {
+      ExecuteNested<kOp, kEs>(stream.e, src, dst, es);
+      return;
+    }
+  }
   const Mover<kEs> m{es};
   Coalescer<kEs, kOp> c(m, src, dst);
   std::uint64_t pos = 0;  // packed-buffer element position
@@ -194,19 +318,6 @@ Status CheckBuffers(std::span<const std::byte> src, std::uint64_t src_elems,
   return Status::Ok();
 }
 
-struct EncodedStream {
-  const EncodedRelation& e;
-  template <class F>
-  void operator()(F&& f) const { detail::ForEachRun(e, f); }
-};
-
-struct TupleStream {
-  const Relation& r;
-  template <class F>
-  void operator()(F&& f) const {
-    for (const Tuple& t : r.tuples()) f(t.src, t.dst, std::uint64_t{1}, std::int64_t{1}, std::int64_t{1});
-  }
-};
 
 // Element counts each operation needs in its (src, dst) buffers.
 template <class R>

@@ -26,12 +26,34 @@ namespace {
 using augur::bench::Strided2;
 using namespace augur::relations;
 
+// The plain copy loops a compiler generates for a known two-level pattern: strides are template
+// arguments, so the compiler sees `out[i] = src[4 * i]` exactly as if written by hand.
+template <std::uint64_t kOn, std::uint64_t kOs, std::uint64_t kIn, std::uint64_t kIs>
+__attribute__((noinline)) void StridePack(const double* src, double* out) {
+  for (std::uint64_t o = 0; o < kOn; ++o) {
+    const double* base = src + o * kOs;
+    for (std::uint64_t i = 0; i < kIn; ++i) *out++ = base[i * kIs];
+  }
+}
+template <std::uint64_t kOn, std::uint64_t kOs, std::uint64_t kIn, std::uint64_t kIs>
+__attribute__((noinline)) void StrideUnpack(const double* in, double* dst) {
+  for (std::uint64_t o = 0; o < kOn; ++o) {
+    double* base = dst + o * kOs;
+    for (std::uint64_t i = 0; i < kIn; ++i) base[i * kIs] = *in++;
+  }
+}
+using PackFn = void (*)(const double*, double*);
+using UnpackFn = void (*)(const double*, double*);
+
 struct Case {
   const char* name;
   Redistribution redist;
   Strided2 src;  // the source access pattern in pack order (for the stride loop and Open MPI)
   Strided2 dst;  // the destination access pattern in unpack order
+  PackFn stride_pack;      // the same two patterns as compiled loops
+  UnpackFn stride_unpack;
 };
+
 
 std::vector<Case> PaperCases() {
   const DimDist s = DimDist::Star(), b = DimDist::Block(4), c = DimDist::Cyclic(4);
@@ -46,25 +68,15 @@ std::vector<Case> PaperCases() {
   // Local arrays are column-major (HPF). Strides in doubles, derived by hand from the
   // distributions and checked against the relation before anything is timed.
   return {
-      {"(BLOCK,*)->(*,BLOCK)", make({b, s}, {s, b}, {}), {1, 0, 65536, 1}, {256, 1024, 256, 1}},
-      {"(BLOCK,*)->(CYCLIC,*)", make({b, s}, {c, s}, {}), {1, 0, 65536, 4}, {1024, 256, 64, 1}},
-      {"(CYCLIC,*)->(BLOCK,*)", make({c, s}, {b, s}, {}), {1024, 256, 64, 1}, {1, 0, 65536, 4}},
-      {"(*,CYCLIC)->(CYCLIC,*)T", make({s, c}, {c, s}, {1, 0}), {1, 0, 65536, 4}, {256, 4, 256, 1024}},
+      {"(BLOCK,*)->(*,BLOCK)", make({b, s}, {s, b}, {}), {1, 0, 65536, 1}, {256, 1024, 256, 1},
+       StridePack<1, 0, 65536, 1>, StrideUnpack<256, 1024, 256, 1>},
+      {"(BLOCK,*)->(CYCLIC,*)", make({b, s}, {c, s}, {}), {1, 0, 65536, 4}, {1024, 256, 64, 1},
+       StridePack<1, 0, 65536, 4>, StrideUnpack<1024, 256, 64, 1>},
+      {"(CYCLIC,*)->(BLOCK,*)", make({c, s}, {b, s}, {}), {1024, 256, 64, 1}, {1, 0, 65536, 4},
+       StridePack<1024, 256, 64, 1>, StrideUnpack<1, 0, 65536, 4>},
+      {"(*,CYCLIC)->(CYCLIC,*)T", make({s, c}, {c, s}, {1, 0}), {1, 0, 65536, 4}, {256, 4, 256, 1024},
+       StridePack<1, 0, 65536, 4>, StrideUnpack<256, 4, 256, 1024>},
   };
-}
-
-// The plain copy loops a compiler generates for a known two-level pattern.
-__attribute__((noinline)) void StridePack(const double* src, double* out, const Strided2& p) {
-  for (std::uint64_t o = 0; o < p.outer_n; ++o) {
-    const double* base = src + o * p.outer_stride;
-    for (std::uint64_t i = 0; i < p.inner_n; ++i) *out++ = base[i * p.inner_stride];
-  }
-}
-__attribute__((noinline)) void StrideUnpack(const double* in, double* dst, const Strided2& p) {
-  for (std::uint64_t o = 0; o < p.outer_n; ++o) {
-    double* base = dst + o * p.outer_stride;
-    for (std::uint64_t i = 0; i < p.inner_n; ++i) base[i * p.inner_stride] = *in++;
-  }
 }
 
 struct Alt {
@@ -131,8 +143,8 @@ Row Measure(const Case& c, int rounds) {
   std::vector<Alt> alts;
   alts.push_back({"memcpy", [&] { std::memcpy(packed.data(), src.data(), packed.size() * sizeof(double)); },
                   [&] { std::memcpy(dst.data(), packed.data(), packed.size() * sizeof(double)); }});
-  alts.push_back({"stride_loop", [&] { StridePack(src.data(), packed.data(), c.src); },
-                  [&] { StrideUnpack(ref.data(), dst.data(), c.dst); }});
+  alts.push_back({"stride_loop", [&] { c.stride_pack(src.data(), packed.data()); },
+                  [&] { c.stride_unpack(ref.data(), dst.data()); }});
   for (const EncodedRelation& e : enc) {
     alts.push_back({std::string(EncodingName(e.encoding())),
                     [&] { (void)Pack(e, std::as_bytes(std::span(src)), Bytes(packed)); },
@@ -227,14 +239,17 @@ void PrintTable(FILE* out, const std::vector<Row>& rows, int rounds) {
     }
     std::fprintf(out, "\n");
   }
-  std::fprintf(out, "targets: DMRLEC within 10%% of the stride loop, >= Open MPI, < 2048 bytes\n");
-  for (const Row& r : rows) {
-    const double ps = Ratio(r.pack, "DMRLEC", "stride_loop"), us = Ratio(r.unpack, "DMRLEC", "stride_loop");
-    const double po = Ratio(r.pack, "DMRLEC", "openmpi"), uo = Ratio(r.unpack, "DMRLEC", "openmpi");
-    const bool ok = ps >= 0.9 && us >= 0.9 && (po == 0 || (po >= 1.0 && uo >= 1.0)) && r.bytes.at("DMRLEC") < 2048;
-    std::fprintf(out, "  %-24s DMRLEC/stride pack %.2f unpack %.2f  DMRLEC/openmpi pack %.2f unpack %.2f  "
-                "%llu bytes  %s\n", r.name.c_str(), ps, us, po, uo,
-                static_cast<unsigned long long>(r.bytes.at("DMRLEC")), ok ? "met" : "NOT MET");
+  std::fprintf(out, "targets: DMRLEC (or better) within 10%% of the stride loop, >= Open MPI, < 2048 bytes\n");
+  for (const char* enc : {"DMRLEC", "NESTED"}) {
+    for (const Row& r : rows) {
+      const double ps = Ratio(r.pack, enc, "stride_loop"), us = Ratio(r.unpack, enc, "stride_loop");
+      const double po = Ratio(r.pack, enc, "openmpi"), uo = Ratio(r.unpack, enc, "openmpi");
+      const bool ok = ps >= 0.9 && us >= 0.9 && (po == 0 || (po >= 1.0 && uo >= 1.0)) &&
+                      r.bytes.at(enc) < 2048;
+      std::fprintf(out, "  %-7s %-24s /stride pack %.2f unpack %.2f  /openmpi pack %.2f unpack %.2f  "
+                   "%llu bytes  %s\n", enc, r.name.c_str(), ps, us, po, uo,
+                   static_cast<unsigned long long>(r.bytes.at(enc)), ok ? "met" : "NOT MET");
+    }
   }
 }
 
