@@ -113,4 +113,60 @@ Result<RemoteBuffer> parse_remote_buffer(std::span<const std::byte> in) {
   return b;
 }
 
+void encode(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) noexcept {
+  Writer w(out.data());
+  w.put(static_cast<std::uint8_t>(in.type));
+  w.put(in.version);
+  w.put(in.credits);
+  w.put(in.src);
+  w.put(in.context);
+  w.put(static_cast<std::uint32_t>(in.tag));
+  w.put(in.seq);
+  w.put(in.length);
+}
+
+Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpect& expect) {
+  if (in.size() < sizeof(MsgHeader)) return bad("message header", "only " + std::to_string(in.size()) + " bytes");
+  if (in.size() > expect.slot_bytes) return bad("message header", "message larger than its slot");
+  Reader r(in.data());
+  MsgHeader h;
+  const auto type = r.get<std::uint8_t>();
+  h.version = r.get<std::uint8_t>();
+  h.credits = r.get<std::uint16_t>();
+  h.src = r.get<std::uint32_t>();
+  h.context = r.get<std::uint32_t>();
+  h.tag = static_cast<std::int32_t>(r.get<std::uint32_t>());
+  h.seq = r.get<std::uint32_t>();
+  h.length = r.get<std::uint32_t>();
+  if (type < 1 || type > 4) return bad("message header", "type " + std::to_string(type));
+  h.type = static_cast<MsgType>(type);
+  if (h.version != MsgHeader::kVersion) return bad("message header", "version " + std::to_string(h.version));
+  if (h.src != expect.src) {
+    return bad("message header", "claims to come from rank " + std::to_string(h.src) + " on the QP of rank " +
+                                     std::to_string(expect.src));
+  }
+  if (h.seq != expect.seq) {
+    return bad("message header", "sequence " + std::to_string(h.seq) + ", expected " + std::to_string(expect.seq));
+  }
+  if (h.credits > expect.max_credits) return bad("message header", "returns " + std::to_string(h.credits) + " credits");
+  const std::size_t body = in.size() - sizeof(MsgHeader);
+  switch (h.type) {
+    case MsgType::kEager:
+      if (h.tag < 0) return bad("message header", "negative tag " + std::to_string(h.tag));
+      if (h.length != body) {
+        return bad("message header", "length " + std::to_string(h.length) + " but " + std::to_string(body) + " bytes arrived");
+      }
+      break;
+    case MsgType::kRts:
+      if (h.tag < 0) return bad("message header", "negative tag " + std::to_string(h.tag));
+      if (body != sizeof(RemoteBuffer)) return bad("message header", "RTS without a remote buffer");
+      break;
+    case MsgType::kFin:
+    case MsgType::kCredit:
+      if (body != 0) return bad("message header", "control message with a payload");
+      break;
+  }
+  return h;
+}
+
 }  // namespace augur::nic

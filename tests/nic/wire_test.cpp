@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 #include <ostream>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -118,6 +119,76 @@ TEST(Device, OpenReportsMissingDeviceByName) {
   Result<Context> ctx = Context::open("augur-no-such-device");
   ASSERT_FALSE(ctx.ok());
   EXPECT_EQ(ctx.status().code(), Code::kNotFound);
+}
+
+}  // namespace
+}  // namespace augur::nic
+
+namespace augur::nic {
+namespace {
+
+std::vector<std::byte> eager_slot(const MsgHeader& h, std::size_t payload) {
+  std::vector<std::byte> b(sizeof(MsgHeader) + payload, std::byte{0x5a});
+  encode(h, std::span<std::byte, sizeof(MsgHeader)>(b.data(), sizeof(MsgHeader)));
+  return b;
+}
+
+MsgHeader good_header() {
+  MsgHeader h;
+  h.type = MsgType::kEager;
+  h.credits = 3;
+  h.src = 2;
+  h.context = 9;
+  h.tag = 77;
+  h.seq = 41;
+  h.length = 100;
+  return h;
+}
+
+constexpr MsgExpect kExpect{.src = 2, .seq = 41, .slot_bytes = 8192, .max_credits = 64};
+
+TEST(MsgHeaderWire, RoundTrip) {
+  auto slot = eager_slot(good_header(), 100);
+  auto h = parse_msg_header(slot, kExpect);
+  ASSERT_TRUE(h.ok()) << h.status().to_string();
+  EXPECT_EQ(h->type, MsgType::kEager);
+  EXPECT_EQ(h->credits, 3);
+  EXPECT_EQ(h->context, 9u);
+  EXPECT_EQ(h->tag, 77);
+  EXPECT_EQ(h->length, 100u);
+}
+
+// Each corruption a faulty or hostile peer could send is rejected, naming the problem.
+TEST(MsgHeaderWire, RejectsWhatAPeerMustNotSend) {
+  struct Case {
+    const char* what;
+    void (*mutate)(MsgHeader&);
+    std::size_t payload;
+    const char* expect;
+  };
+  const Case cases[] = {
+      {"claims more payload than arrived", [](MsgHeader& h) { h.length = 5000; }, 100, "length 5000 but 100 bytes arrived"},
+      {"wrong source", [](MsgHeader& h) { h.src = 3; }, 100, "claims to come from rank 3"},
+      {"replayed sequence", [](MsgHeader& h) { h.seq = 40; }, 100, "sequence 40, expected 41"},
+      {"negative tag", [](MsgHeader& h) { h.tag = -5; }, 100, "negative tag"},
+      {"too many credits", [](MsgHeader& h) { h.credits = 65; }, 100, "returns 65 credits"},
+      {"bad type", [](MsgHeader& h) { h.type = static_cast<MsgType>(9); }, 100, "type 9"},
+      {"bad version", [](MsgHeader& h) { h.version = 2; }, 100, "version 2"},
+      {"control with payload", [](MsgHeader& h) { h.type = MsgType::kCredit; }, 100, "control message with a payload"},
+      {"RTS without buffer", [](MsgHeader& h) { h.type = MsgType::kRts; }, 100, "RTS without a remote buffer"},
+      {"larger than slot", [](MsgHeader& h) { h.length = 9000; }, 9000, "larger than its slot"},
+  };
+  for (const Case& c : cases) {
+    MsgHeader h = good_header();
+    c.mutate(h);
+    auto slot = eager_slot(h, c.payload);
+    auto r = parse_msg_header(slot, kExpect);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_EQ(r.status().code(), Code::kProtocol) << c.what;
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << c.what << ": " << r.status().message();
+  }
+  std::vector<std::byte> short_slot(10);
+  EXPECT_EQ(parse_msg_header(short_slot, kExpect).status().code(), Code::kProtocol);
 }
 
 }  // namespace

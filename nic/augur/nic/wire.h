@@ -41,11 +41,51 @@ static_assert(sizeof(RemoteBuffer) == 24);
 static_assert(offsetof(RemoteBuffer, addr) == 8);
 static_assert(offsetof(RemoteBuffer, length) == 16);
 
+// The header in front of every message one rank puts into another's bounce ring (eager data,
+// rendezvous requests, credit returns). Written by a peer, so nothing in it is trusted until
+// parse_msg_header has checked it against what the receiver knows (peer rank, expected sequence
+// number, slot capacity).
+enum class MsgType : std::uint8_t {
+  kEager = 1,   // payload follows the header in the same slot
+  kRts = 2,     // rendezvous: payload stays at the sender; a RemoteBuffer follows the header
+  kFin = 3,     // rendezvous: the receiver has read the payload
+  kCredit = 4,  // returns bounce slots only
+};
+
+struct MsgHeader {
+  static constexpr std::uint8_t kVersion = 1;
+  MsgType type = MsgType::kEager;
+  std::uint8_t version = kVersion;
+  std::uint16_t credits = 0;  // bounce slots the writer returns to the reader
+  std::uint32_t src = 0;      // writer's rank
+  std::uint32_t context = 0;  // communicator context id
+  std::int32_t tag = 0;       // >= 0
+  std::uint32_t seq = 0;      // per ordered pair of ranks; detects loss, duplication, reordering
+  std::uint32_t length = 0;   // eager: payload bytes in the slot; RTS: whole message size
+};
+static_assert(sizeof(MsgHeader) == 24);
+static_assert(offsetof(MsgHeader, src) == 4);
+static_assert(offsetof(MsgHeader, context) == 8);
+static_assert(offsetof(MsgHeader, tag) == 12);
+static_assert(offsetof(MsgHeader, seq) == 16);
+static_assert(offsetof(MsgHeader, length) == 20);
+
+// What the reader expects of the next header from one peer.
+struct MsgExpect {
+  std::uint32_t src;          // the peer this QP/ring belongs to
+  std::uint32_t seq;          // next sequence number from that peer
+  std::uint32_t slot_bytes;   // capacity of the slot the header arrived in, header included
+  std::uint16_t max_credits;  // at most the slots we gave that peer
+};
+
 // Encoding to and from the wire. parse_* reject wrong sizes, magic, versions and out-of-range
 // fields with kProtocol and a message naming the field.
 void encode(const QpAddress& in, std::span<std::byte, sizeof(QpAddress)> out) noexcept;
 Result<QpAddress> parse_qp_address(std::span<const std::byte> in);
 void encode(const RemoteBuffer& in, std::span<std::byte, sizeof(RemoteBuffer)> out) noexcept;
 Result<RemoteBuffer> parse_remote_buffer(std::span<const std::byte> in);
+void encode(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) noexcept;
+// `in` is the whole slot as received (byte_len of the completion): the header and what follows.
+Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpect& expect);
 
 }  // namespace augur::nic
