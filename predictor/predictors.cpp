@@ -195,6 +195,7 @@ void CycleMachine::close(std::vector<CallId> cycle) {
 }
 
 std::size_t CycleMachine::next_k(std::span<CallId> out) const noexcept {
+  if (phase_ == Phase::kResync) return distinct_from(cycle_, (pos_ + skip_ + 1) % cycle_.size(), out);
   if (phase_ != Phase::kPredicting) {
     if (!offer_previous_ || prev_ == kNoCall || out.empty()) return 0;
     out[0] = prev_;

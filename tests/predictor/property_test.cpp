@@ -114,6 +114,31 @@ TEST(TopK, CoversTheNextKDistinctCallsOfTheCycle) {
   EXPECT_FALSE(p.covers({0, 0}));
 }
 
+TEST(TopK, EverySingleCycleHitIsATopKHitOnNoisyLoops) {
+  std::mt19937 rng(5);
+  for (bool resync : {false, true}) {
+    Options o;
+    o.resync = resync;
+    SingleCycle one(o);
+    SingleCycle four(o, 4);
+    int one_hits = 0, four_hits = 0;
+    for (int i = 0; i < 20000; ++i) {
+      const CallId c = rng() % 50 == 0 ? static_cast<CallId>(100 + rng() % 20) : static_cast<CallId>(i % 37);
+      const bool h1 = one.covers({c, 0});
+      const bool h4 = four.covers({c, 0});
+      ASSERT_TRUE(!h1 || h4) << i;
+      one_hits += h1 ? 1 : 0;
+      four_hits += h4 ? 1 : 0;
+      one.observe({c, 0});
+      four.observe({c, 0});
+    }
+    EXPECT_GE(four_hits, one_hits);
+    if (resync) {
+      EXPECT_GT(one_hits, 20000 * 9 / 10);
+    }
+  }
+}
+
 // ------------------------------------------------------------------------------- edge cases
 
 std::vector<std::string> all_names() {
