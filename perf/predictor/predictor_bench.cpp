@@ -79,7 +79,8 @@ void BM_Intern(benchmark::State& state) {
   for (auto _ : state) benchmark::DoNotOptimize(in.intern(calls[i++ & (kTrace - 1)]));
 }
 
-void register_all() {
+// `smoke`: one short repetition each, for the ctest smoke run.
+void register_all(bool smoke) {
   const struct {
     const char* name;
     std::size_t window;
@@ -94,17 +95,30 @@ void register_all() {
                               (r.resync ? "/resync" : "");
     benchmark::RegisterBenchmark(("predict_observe/" + label).c_str(), BM_PredictObserve, r.name,
                                  r.window, r.resync)
-        ->Repetitions(5)
-        ->ReportAggregatesOnly(true)
-        ->MinTime(0.2);
+        ->Repetitions(smoke ? 1 : 5)
+        ->ReportAggregatesOnly(!smoke)
+        ->MinTime(smoke ? 0.001 : 0.2);
   }
-  benchmark::RegisterBenchmark("intern_6tuple", BM_Intern)->Repetitions(5)->ReportAggregatesOnly(true)->MinTime(0.2);
+  benchmark::RegisterBenchmark("intern_6tuple", BM_Intern)
+      ->Repetitions(smoke ? 1 : 5)
+      ->ReportAggregatesOnly(!smoke)
+      ->MinTime(smoke ? 0.001 : 0.2);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  register_all();
+  bool smoke = false;
+  int kept = 1;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--smoke") {
+      smoke = true;
+    } else {
+      argv[kept++] = argv[i];
+    }
+  }
+  argc = kept;
+  register_all(smoke);
   benchmark::Initialize(&argc, argv);
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();

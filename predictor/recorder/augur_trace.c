@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <mpi.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #define AUGUR_EXPORT __attribute__((visibility("default")))
 #define MAX_HANDLES 1024
 
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER; /* MPI_THREAD_MULTIPLE programs */
 static FILE* g_out;
 static int g_failed;          /* could not open the trace: record nothing, never fail the app */
 static __thread int g_inside; /* a Fortran wrapper is calling: the C wrapper must not record */
@@ -82,11 +84,17 @@ static int open_trace(void) {
 
 static void record(const char* call, const void* buf, int count, MPI_Datatype type, int source,
                    int tag, MPI_Comm comm, const void* site) {
-  if (source == MPI_PROC_NULL || !open_trace()) return; /* a PROC_NULL receive is a no-op */
+  if (source == MPI_PROC_NULL) return; /* a PROC_NULL receive is a no-op */
+  pthread_mutex_lock(&g_lock);
+  if (!open_trace()) {
+    pthread_mutex_unlock(&g_lock);
+    return;
+  }
   fprintf(g_out, "%s %d %d %d %u 0x%llx %u 0x%llx\n", call,
           source == MPI_ANY_SOURCE ? -1 : source, tag == MPI_ANY_TAG ? -1 : tag, count,
           handle_index(&g_types, &type, sizeof type), (unsigned long long)(uintptr_t)buf,
           handle_index(&g_comms, &comm, sizeof comm), (unsigned long long)(uintptr_t)site);
+  pthread_mutex_unlock(&g_lock);
 }
 
 AUGUR_EXPORT int MPI_Recv(void* buf, int count, MPI_Datatype type, int source, int tag,
@@ -102,7 +110,9 @@ AUGUR_EXPORT int MPI_Irecv(void* buf, int count, MPI_Datatype type, int source, 
 }
 
 AUGUR_EXPORT int MPI_Finalize(void) {
+  pthread_mutex_lock(&g_lock);
   close_trace();
+  pthread_mutex_unlock(&g_lock);
   return PMPI_Finalize();
 }
 
