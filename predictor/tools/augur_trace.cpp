@@ -156,7 +156,7 @@ int replay_main(int argc, char** argv) {
   if (opts.progress) std::fprintf(stderr, "\r\033[K");
   if (!r.ok()) {
     std::fprintf(stderr, "augur-trace: %s\n", r.status().message().c_str());
-    return r.status().code() == augur::Code::kIo ? kExitFailed : kExitInput;
+    return kExitInput;  // unreadable, malformed or missing input, or an unknown predictor
   }
   const std::string out = json ? augur::predictor::format_json(*r) : augur::predictor::format_table(*r);
   std::fputs(out.c_str(), stdout);

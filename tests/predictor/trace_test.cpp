@@ -281,5 +281,39 @@ TEST_F(TraceFiles, ToolPlotsHitRatioAgainstWindowSize) {
   EXPECT_EQ(std::string(magic + 1, 3), "PNG");
 }
 
+TEST_F(TraceFiles, TruncatedGzipIsAnErrorNamingTheFile) {
+  std::string body = format_header(0, 1);
+  for (int i = 0; i < 2000; ++i) body += "recv 0 1 2 3 0x" + std::to_string(1000 + i) + " 0 0x1\n";
+  const std::string full = (dir_ / "full.gz").string();
+  gzFile f = gzopen(full.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  gzputs(f, body.c_str());
+  gzclose(f);
+  std::ifstream in(full, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string cut = write("cut.gz", bytes.substr(0, bytes.size() / 2));
+  std::vector<RecvCall> calls;
+  const Status s = read_all(cut, &calls);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("cut.gz"), std::string::npos) << s.message();
+  EXPECT_GT(calls.size(), 0U);
+  EXPECT_LT(calls.size(), 2000U);
+  EXPECT_EQ(run_tool("replay " + cut, dir_).status, 2);
+}
+
+TEST_F(TraceFiles, ReplayReportsProgressWhileStreaming) {
+  const std::vector<std::string> files = {write("r0.txt", cyclic_trace(0, 0, 10, 10))};
+  ReplayOptions o;
+  o.predictors = {"single-cycle"};
+  o.progress_every = 25;
+  std::vector<std::uint64_t> seen;
+  o.progress = [&](const std::string& path, std::uint64_t calls) {
+    EXPECT_EQ(path, files[0]);
+    seen.push_back(calls);
+  };
+  ASSERT_TRUE(replay(files, o).ok());
+  EXPECT_EQ(seen, (std::vector<std::uint64_t>{25, 50, 75, 100}));
+}
+
 }  // namespace
 }  // namespace augur::predictor
