@@ -1,0 +1,114 @@
+// Channel: the eager bounce path to one peer over an RC QP, with credit flow control.
+//
+// Receiving side: a ring of `slots` bounce slots, each posted as a RECV. A message lands in a
+// slot; the owner hands it to matching and calls release(slot) once the data has been copied out
+// (at once for an expected message, later for an unexpected one). Releasing reposts the slot and
+// counts it as freed; the cumulative freed count is written with RDMA WRITE into a word at the
+// sender, so credits never need a receive slot of their own and cannot deadlock.
+// Sending side: at most `slots` messages in flight: sent - freed_by_peer < slots. Without a
+// credit, try_send returns false and the caller queues the message (a flood of unexpected
+// messages slows its sender; it never grows the receiver's memory).
+// One thread drives a channel (the assist thread); the CQ may be shared by many channels.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "augur/nic/verbs.h"
+#include "augur/nic/wire.h"
+#include "augur/status.h"
+
+namespace augur::host {
+
+struct ChannelConfig {
+  std::uint32_t my_rank = 0;
+  std::uint32_t peer_rank = 0;
+  std::uint32_t slots = 64;          // bounce slots per direction
+  std::uint32_t eager_limit = 8192;  // payload bytes per slot; the header comes on top
+};
+
+struct ChannelCounters {
+  std::uint64_t sent = 0;
+  std::uint64_t received = 0;
+  std::uint64_t bytes_sent = 0;
+  std::uint64_t bytes_received = 0;
+  std::uint64_t credit_stalls = 0;   // try_send calls refused for want of a credit
+  std::uint64_t credit_writes = 0;   // RDMA WRITEs carrying our freed count to the peer
+  std::uint64_t rejected = 0;        // malformed headers from the peer
+};
+
+// A message sitting in a bounce slot, valid until release(slot).
+struct Arrival {
+  nic::MsgHeader header;
+  std::span<const std::byte> payload;
+  std::uint32_t slot;
+};
+
+class Channel {
+ public:
+  // What one side tells the other: its QP address and where to write its credit word.
+  struct Address {
+    nic::QpAddress qp;
+    nic::RemoteBuffer credit_word;
+  };
+
+  static Result<std::unique_ptr<Channel>> create(const nic::Context& ctx, const nic::ProtectionDomain& pd,
+                                                 nic::CompletionQueue& cq, const ChannelConfig& cfg,
+                                                 const nic::ConnectOptions& connect);
+  ~Channel();
+  Channel(const Channel&) = delete;
+  Channel& operator=(const Channel&) = delete;
+
+  [[nodiscard]] Result<Address> address() const;
+  Status connect(const Address& peer);
+
+  // Sends one eager message if a credit is available (false if not: retry after progress).
+  Result<bool> try_send(std::uint32_t context, std::int32_t tag, std::span<const std::byte> payload);
+  // Handles one completion of this channel's QP. An arrival is passed to `deliver`; a malformed
+  // header is a kProtocol error and its slot is released without delivery.
+  Status on_completion(const nic::Completion& c, const std::function<void(const Arrival&)>& deliver);
+  // Gives a slot back to the peer (reposts it; credits flow back in batches).
+  Status release(std::uint32_t slot);
+  // Writes any freed count not yet sent (call when idle, so a quiet receiver never stalls a sender).
+  Status flush_credits();
+
+  [[nodiscard]] std::uint32_t qp_num() const noexcept;
+  [[nodiscard]] std::uint32_t credits() const noexcept;  // sends possible right now
+  [[nodiscard]] const ChannelCounters& counters() const noexcept { return counters_; }
+  [[nodiscard]] std::uint32_t slot_bytes() const noexcept { return slot_bytes_; }
+
+  // For tests that play a faulty peer: sends raw bytes as one message (consumes a credit).
+  Result<bool> try_send_raw_for_test(std::span<const std::byte> bytes);
+
+ private:
+  Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq);
+  Status post_recv(std::uint32_t slot);
+  Status write_credits();
+  Result<bool> send_slot(std::uint32_t len);
+
+  ChannelConfig cfg_;
+  const nic::Context& ctx_;
+  nic::CompletionQueue& cq_;
+  nic::ConnectOptions connect_{};
+  std::uint32_t slot_bytes_;
+  std::uint32_t psn_;
+  std::vector<std::byte> recv_ring_;
+  std::vector<std::byte> send_ring_;
+  std::unique_ptr<std::uint64_t[]> words_;  // [0]: peer's freed count, written by the peer; [1]: ours, the source of our writes
+  std::unique_ptr<nic::MemoryRegion> recv_mr_, send_mr_, words_mr_;
+  std::unique_ptr<nic::QueuePair> qp_;
+  nic::RemoteBuffer peer_word_{};
+  std::uint64_t sent_ = 0;
+  std::uint64_t freed_ = 0;            // slots we have released
+  std::uint64_t freed_written_ = 0;    // freed count last written to the peer
+  std::uint32_t next_seq_out_ = 0;
+  std::uint32_t next_seq_in_ = 0;
+  std::uint32_t outstanding_sends_ = 0;
+  std::uint32_t outstanding_credit_writes_ = 0;
+  ChannelCounters counters_;
+};
+
+}  // namespace augur::host

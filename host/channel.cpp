@@ -1,0 +1,190 @@
+#include "augur/host/channel.h"
+
+#include <atomic>
+#include <cstring>
+#include <random>
+#include <string>
+
+namespace augur::host {
+
+namespace {
+// wr_id = kind << 32 | slot: one CQ serves every channel, the QP number tells channels apart.
+constexpr std::uint64_t kRecv = 1;
+constexpr std::uint64_t kSend = 2;
+constexpr std::uint64_t kCredit = 3;
+std::uint64_t wr(std::uint64_t kind, std::uint32_t slot) { return kind << 32 | slot; }
+}  // namespace
+
+Channel::Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq)
+    : cfg_(cfg), ctx_(ctx), cq_(cq), slot_bytes_(cfg.eager_limit + static_cast<std::uint32_t>(sizeof(nic::MsgHeader))) {
+  std::random_device rd;
+  psn_ = rd() & 0xffffff;
+}
+
+Channel::~Channel() = default;
+
+Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const nic::ProtectionDomain& pd,
+                                                 nic::CompletionQueue& cq, const ChannelConfig& cfg,
+                                                 const nic::ConnectOptions& connect) {
+  if (cfg.slots < 2 || cfg.slots > 65535) return Status(Code::kInvalidArgument, "channel slots must be in [2, 65535]");
+  if (cfg.eager_limit < 64 || cfg.eager_limit > (1u << 20)) {
+    return Status(Code::kInvalidArgument, "eager limit must be in [64, 1 MiB]");
+  }
+  std::unique_ptr<Channel> ch(new Channel(cfg, ctx, cq));
+  ch->connect_ = connect;
+  const std::size_t ring = std::size_t{cfg.slots} * ch->slot_bytes_;
+  ch->recv_ring_.resize(ring);
+  ch->send_ring_.resize(ring);
+  ch->words_ = std::make_unique<std::uint64_t[]>(2);
+  AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion rmr, nic::MemoryRegion::register_memory(pd, ch->recv_ring_.data(), ring, nic::kLocalWrite));
+  AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion smr, nic::MemoryRegion::register_memory(pd, ch->send_ring_.data(), ring, 0));
+  AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion wmr,
+                         nic::MemoryRegion::register_memory(pd, ch->words_.get(), 2 * sizeof(std::uint64_t), nic::kRemoteWrite));
+  ch->recv_mr_ = std::make_unique<nic::MemoryRegion>(std::move(rmr));
+  ch->send_mr_ = std::make_unique<nic::MemoryRegion>(std::move(smr));
+  ch->words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(wmr));
+  nic::QpCaps caps;
+  caps.max_send_wr = 2 * cfg.slots + 8;  // data sends plus credit writes
+  caps.max_recv_wr = cfg.slots;
+  caps.max_inline_data = 64;  // credit words go inline: their source may change right after posting
+  AUGUR_ASSIGN_OR_RETURN(nic::QueuePair qp, nic::QueuePair::create_rc(pd, cq, cq, caps));
+  ch->qp_ = std::make_unique<nic::QueuePair>(std::move(qp));
+  return ch;
+}
+
+Result<Channel::Address> Channel::address() const {
+  Address a;
+  AUGUR_ASSIGN_OR_RETURN(a.qp, qp_->local_address(ctx_, connect_, psn_));
+  a.credit_word.addr = reinterpret_cast<std::uintptr_t>(&words_[0]);
+  a.credit_word.rkey = words_mr_->rkey();
+  a.credit_word.length = sizeof(std::uint64_t);
+  return a;
+}
+
+Status Channel::connect(const Address& peer) {
+  if (peer.credit_word.length != sizeof(std::uint64_t)) return Status(Code::kProtocol, "peer's credit word has the wrong size");
+  AUGUR_ASSIGN_OR_RETURN(nic::QpAddress local, qp_->local_address(ctx_, connect_, psn_));
+  peer_word_ = peer.credit_word;
+  AUGUR_RETURN_IF_ERROR(qp_->connect(ctx_, connect_, local, peer.qp).context("channel to rank " + std::to_string(cfg_.peer_rank)));
+  // Receives can only be posted once the QP has left RESET. A peer that sends before they are
+  // posted gets an RNR NAK and retries (rnr_retry), so nothing is lost in that window.
+  for (std::uint32_t s = 0; s < cfg_.slots; ++s) AUGUR_RETURN_IF_ERROR(post_recv(s));
+  return Status::Ok();
+}
+
+std::uint32_t Channel::qp_num() const noexcept { return qp_->qp_num(); }
+
+std::uint32_t Channel::credits() const noexcept {
+  // Written by the peer's NIC: an aligned 8-byte store, read atomically here.
+  const std::uint64_t peer_freed = std::atomic_ref<std::uint64_t>(words_[0]).load(std::memory_order_acquire);
+  const std::uint64_t in_flight = sent_ - std::min(peer_freed, sent_);
+  return in_flight >= cfg_.slots ? 0 : static_cast<std::uint32_t>(cfg_.slots - in_flight);
+}
+
+Status Channel::post_recv(std::uint32_t slot) {
+  nic::Sge sge{reinterpret_cast<std::uintptr_t>(recv_ring_.data()) + std::size_t{slot} * slot_bytes_, slot_bytes_,
+               recv_mr_->lkey()};
+  return qp_->post_recv(wr(kRecv, slot), {&sge, 1});
+}
+
+Result<bool> Channel::send_slot(std::uint32_t len) {
+  const auto slot = static_cast<std::uint32_t>(sent_ % cfg_.slots);
+  nic::Sge sge{reinterpret_cast<std::uintptr_t>(send_ring_.data()) + std::size_t{slot} * slot_bytes_, len,
+               send_mr_->lkey()};
+  AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kSend, slot), .op = nic::SendOp::kSend, .sges = {&sge, 1}}));
+  ++sent_;
+  ++outstanding_sends_;
+  return true;
+}
+
+Result<bool> Channel::try_send(std::uint32_t context, std::int32_t tag, std::span<const std::byte> payload) {
+  if (tag < 0) return Status(Code::kInvalidArgument, "negative tag");
+  if (payload.size() > cfg_.eager_limit) {
+    return Status(Code::kInvalidArgument, std::to_string(payload.size()) + " bytes exceed the eager limit");
+  }
+  if (credits() == 0 || outstanding_sends_ >= cfg_.slots) {
+    ++counters_.credit_stalls;
+    return false;
+  }
+  nic::MsgHeader h;
+  h.type = nic::MsgType::kEager;
+  h.src = cfg_.my_rank;
+  h.context = context;
+  h.tag = tag;
+  h.seq = next_seq_out_;
+  h.length = static_cast<std::uint32_t>(payload.size());
+  std::byte* slot = send_ring_.data() + (sent_ % cfg_.slots) * slot_bytes_;
+  nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader)));
+  if (!payload.empty()) std::memcpy(slot + sizeof(nic::MsgHeader), payload.data(), payload.size());
+  AUGUR_ASSIGN_OR_RETURN(bool ok, send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + payload.size())));
+  ++next_seq_out_;
+  ++counters_.sent;
+  counters_.bytes_sent += payload.size();
+  return ok;
+}
+
+Result<bool> Channel::try_send_raw_for_test(std::span<const std::byte> bytes) {
+  if (bytes.size() > slot_bytes_) return Status(Code::kInvalidArgument, "raw message larger than a slot");
+  if (credits() == 0 || outstanding_sends_ >= cfg_.slots) return false;
+  std::memcpy(send_ring_.data() + (sent_ % cfg_.slots) * slot_bytes_, bytes.data(), bytes.size());
+  return send_slot(static_cast<std::uint32_t>(bytes.size()));
+}
+
+Status Channel::on_completion(const nic::Completion& c, const std::function<void(const Arrival&)>& deliver) {
+  const std::uint64_t kind = c.wr_id >> 32;
+  const auto slot = static_cast<std::uint32_t>(c.wr_id & 0xffffffffu);
+  if (!c.ok()) {
+    return c.status().context("channel to rank " + std::to_string(cfg_.peer_rank));
+  }
+  if (kind == kSend) {
+    --outstanding_sends_;
+    return Status::Ok();
+  }
+  if (kind == kCredit) {
+    --outstanding_credit_writes_;
+    return Status::Ok();
+  }
+  if (kind != kRecv || slot >= cfg_.slots) return Status(Code::kInternal, "completion with a foreign wr_id");
+  const std::span<const std::byte> bytes(recv_ring_.data() + std::size_t{slot} * slot_bytes_, c.byte_len);
+  const nic::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_, static_cast<std::uint16_t>(cfg_.slots)};
+  Result<nic::MsgHeader> h = nic::parse_msg_header(bytes, expect);
+  if (!h.ok()) {
+    ++counters_.rejected;
+    AUGUR_RETURN_IF_ERROR(release(slot));  // the slot is reused; nothing was delivered or written
+    return h.status().context("from rank " + std::to_string(cfg_.peer_rank));
+  }
+  ++next_seq_in_;
+  ++counters_.received;
+  counters_.bytes_received += h->length;
+  deliver(Arrival{h.value(), bytes.subspan(sizeof(nic::MsgHeader)), slot});
+  return Status::Ok();
+}
+
+Status Channel::release(std::uint32_t slot) {
+  if (slot >= cfg_.slots) return Status(Code::kInvalidArgument, "slot " + std::to_string(slot));
+  AUGUR_RETURN_IF_ERROR(post_recv(slot));
+  ++freed_;
+  // Batch credit returns: a quarter ring at a time; flush_credits() covers the rest when idle.
+  if (freed_ - freed_written_ >= std::max<std::uint32_t>(1, cfg_.slots / 4)) return write_credits();
+  return Status::Ok();
+}
+
+Status Channel::flush_credits() { return freed_ == freed_written_ ? Status::Ok() : write_credits(); }
+
+Status Channel::write_credits() {
+  if (outstanding_credit_writes_ >= cfg_.slots) return Status::Ok();  // send queue full: flushed later
+  words_[1] = freed_;
+  nic::Sge sge{reinterpret_cast<std::uintptr_t>(&words_[1]), sizeof(std::uint64_t), words_mr_->lkey()};
+  AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kCredit, 0),
+                                        .op = nic::SendOp::kRdmaWrite,
+                                        .sges = {&sge, 1},
+                                        .remote_addr = peer_word_.addr,
+                                        .rkey = peer_word_.rkey,
+                                        .inline_data = true}));
+  freed_written_ = freed_;
+  ++outstanding_credit_writes_;
+  ++counters_.credit_writes;
+  return Status::Ok();
+}
+
+}  // namespace augur::host

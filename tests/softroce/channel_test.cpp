@@ -1,0 +1,186 @@
+// The eager bounce path between two processes: a flood against a receiver that holds on to its
+// slots (as it would to unexpected messages) must slow the sender through credits, never lose,
+// reorder or corrupt a message, and a malformed header from the peer must be rejected.
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "augur/host/channel.h"
+#include "augur/nic/endpoint.h"
+
+namespace augur::host {
+namespace {
+
+constexpr int kTimeoutMs = 60'000;
+constexpr std::uint32_t kSlots = 8;
+constexpr std::uint32_t kEager = 4096;
+constexpr int kMessages = 1500;
+
+std::size_t size_of(int i) { return static_cast<std::size_t>(i) * 7919 % (kEager + 1); }
+std::byte byte_of(int i, std::size_t k) { return static_cast<std::byte>((static_cast<std::size_t>(i) * 31 + k * 7) & 0xff); }
+
+struct Side {
+  nic::Context ctx;
+  nic::ProtectionDomain pd;
+  nic::CompletionQueue cq;
+  std::unique_ptr<Channel> ch;
+};
+
+Result<Side> setup(int fd, std::uint32_t me, std::uint32_t peer) {
+  AUGUR_ASSIGN_OR_RETURN(nic::EndpointOptions opt, nic::endpoint_options_from_settings());
+  AUGUR_ASSIGN_OR_RETURN(nic::Context ctx, nic::Context::open(opt.device));
+  AUGUR_ASSIGN_OR_RETURN(nic::ProtectionDomain pd, nic::ProtectionDomain::create(ctx));
+  AUGUR_ASSIGN_OR_RETURN(nic::CompletionQueue cq, nic::CompletionQueue::create(ctx, 4 * kSlots + 64, nullptr));
+  Side s{std::move(ctx), std::move(pd), std::move(cq), nullptr};
+  AUGUR_ASSIGN_OR_RETURN(s.ch, Channel::create(s.ctx, s.pd, s.cq, {.my_rank = me, .peer_rank = peer, .slots = kSlots, .eager_limit = kEager},
+                                               opt.connect));
+  AUGUR_ASSIGN_OR_RETURN(Channel::Address mine, s.ch->address());
+  Channel::Address theirs;
+  AUGUR_ASSIGN_OR_RETURN(theirs.qp, nic::exchange(fd, mine.qp, kTimeoutMs));
+  AUGUR_ASSIGN_OR_RETURN(theirs.credit_word, nic::exchange(fd, mine.credit_word, kTimeoutMs));
+  AUGUR_RETURN_IF_ERROR(s.ch->connect(theirs));
+  return s;
+}
+
+// Polls the CQ once; hands completions to the channel.
+Status progress(Side& s, const std::function<void(const Arrival&)>& deliver, Status* protocol_error = nullptr) {
+  nic::Completion c[16];
+  AUGUR_ASSIGN_OR_RETURN(std::size_t n, s.cq.poll(c));
+  for (std::size_t i = 0; i < n; ++i) {
+    Status st = s.ch->on_completion(c[i], deliver);
+    if (st.code() == Code::kProtocol && protocol_error) {
+      *protocol_error = st;
+      continue;
+    }
+    AUGUR_RETURN_IF_ERROR(st);
+  }
+  if (n == 0) AUGUR_RETURN_IF_ERROR(s.ch->flush_credits());
+  return Status::Ok();
+}
+
+Status sync(int fd) {
+  char b = 'x';
+  AUGUR_RETURN_IF_ERROR(nic::send_all(fd, &b, 1));
+  return nic::recv_all(fd, &b, 1, kTimeoutMs);
+}
+
+Status run_sender(int fd) {
+  AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, 0, 1));
+  auto ignore = [](const Arrival&) {};
+  std::vector<std::byte> buf(kEager);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+  for (int i = 0; i < kMessages; ++i) {
+    const std::size_t n = size_of(i);
+    for (std::size_t k = 0; k < n; ++k) buf[k] = byte_of(i, k);
+    for (;;) {
+      AUGUR_ASSIGN_OR_RETURN(bool sent, s.ch->try_send(5, i % 1000, {buf.data(), n}));
+      if (sent) break;
+      AUGUR_RETURN_IF_ERROR(progress(s, ignore));
+      if (std::chrono::steady_clock::now() > deadline) return Status(Code::kTimeout, "sender starved of credits");
+    }
+  }
+  // A header that lies about its source, then one good message after it.
+  std::vector<std::byte> bad(sizeof(nic::MsgHeader));
+  nic::MsgHeader h;
+  h.src = 7;
+  h.seq = kMessages;
+  nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(bad.data(), bad.size()));
+  while (true) {
+    AUGUR_ASSIGN_OR_RETURN(bool sent, s.ch->try_send_raw_for_test(bad));
+    if (sent) break;
+    AUGUR_RETURN_IF_ERROR(progress(s, ignore));
+  }
+  const std::byte last[3] = {std::byte{1}, std::byte{2}, std::byte{3}};
+  while (true) {
+    AUGUR_ASSIGN_OR_RETURN(bool sent, s.ch->try_send(5, 999, last));
+    if (sent) break;
+    AUGUR_RETURN_IF_ERROR(progress(s, ignore));
+  }
+  AUGUR_RETURN_IF_ERROR(sync(fd));  // the receiver has everything
+  if (s.ch->counters().sent != kMessages + 1) return Status(Code::kInternal, "sent counter wrong");
+  if (s.ch->counters().credit_stalls == 0) return Status(Code::kInternal, "the sender never waited for a credit");
+  std::printf("sender: %llu sent, %llu credit stalls\n", static_cast<unsigned long long>(s.ch->counters().sent),
+              static_cast<unsigned long long>(s.ch->counters().credit_stalls));
+  return Status::Ok();
+}
+
+Status run_receiver(int fd) {
+  AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, 1, 0));
+  int next = 0;
+  Status bad_data;
+  std::vector<std::uint32_t> held;  // slots kept like unexpected messages
+  bool got_last = false;
+  auto deliver = [&](const Arrival& a) {
+    if (next == kMessages) {  // the message after the rejected one
+      got_last = a.header.tag == 999 && a.payload.size() == 3 && a.payload[2] == std::byte{3};
+      held.push_back(a.slot);
+      return;
+    }
+    const std::size_t n = size_of(next);
+    if (a.header.context != 5 || a.header.tag != next % 1000 || a.payload.size() != n) {
+      bad_data = Status(Code::kInternal, "message " + std::to_string(next) + ": wrong envelope or length");
+    }
+    for (std::size_t k = 0; k < n && bad_data.ok(); ++k) {
+      if (a.payload[k] != byte_of(next, k)) bad_data = Status(Code::kInternal, "message " + std::to_string(next) + " corrupted at byte " + std::to_string(k));
+    }
+    ++next;
+    held.push_back(a.slot);
+  };
+  Status rejected;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+  while (!got_last) {
+    AUGUR_RETURN_IF_ERROR(progress(s, deliver, &rejected));
+    AUGUR_RETURN_IF_ERROR(bad_data);
+    if (held.size() == kSlots) {  // every slot taken: the sender must be waiting now
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      for (std::uint32_t slot : held) AUGUR_RETURN_IF_ERROR(s.ch->release(slot));
+      held.clear();
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status(Code::kTimeout, "received " + std::to_string(next) + " of " + std::to_string(kMessages));
+    }
+  }
+  for (std::uint32_t slot : held) AUGUR_RETURN_IF_ERROR(s.ch->release(slot));
+  AUGUR_RETURN_IF_ERROR(s.ch->flush_credits());
+  if (rejected.code() != Code::kProtocol || rejected.message().find("claims to come from rank 7") == std::string::npos) {
+    return Status(Code::kInternal, "malformed header not rejected: " + rejected.to_string());
+  }
+  const ChannelCounters& c = s.ch->counters();
+  if (c.received != kMessages + 1 || c.rejected != 1) return Status(Code::kInternal, "receive counters do not add up");
+  std::printf("receiver: %llu received, %llu bytes, %llu credit writes, %llu rejected\n",
+              static_cast<unsigned long long>(c.received), static_cast<unsigned long long>(c.bytes_received),
+              static_cast<unsigned long long>(c.credit_writes), static_cast<unsigned long long>(c.rejected));
+  return sync(fd);
+}
+
+TEST(Channel, FloodAgainstAHoldingReceiverIsFlowControlledAndIntact) {
+  int sv[2];
+  ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    close(sv[0]);
+    Status s = run_sender(sv[1]);
+    if (!s.ok()) std::fprintf(stderr, "sender: %s\n", s.to_string().c_str());
+    std::fflush(nullptr);
+    _exit(s.ok() ? 0 : 1);
+  }
+  close(sv[1]);
+  Status s = run_receiver(sv[0]);
+  close(sv[0]);
+  int st = 0;
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  EXPECT_TRUE(s.ok()) << "receiver: " << s.to_string();
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "sender failed (see above)";
+}
+
+}  // namespace
+}  // namespace augur::host
