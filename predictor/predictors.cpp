@@ -47,6 +47,40 @@ std::size_t Predictor::predict_k(SiteId site, std::span<CallId> out) const {
   return 1;
 }
 
+// ---------------------------------------------------------------------------- PositionMap
+
+std::uint32_t& PositionMap::find_or_insert(CallId key, std::uint32_t value, bool* fresh) {
+  if (2 * (size_ + 1) > keys_.size()) grow();  // load factor <= 1/2
+  const std::size_t mask = keys_.size() - 1;
+  std::size_t i = (key * std::size_t{0x9e3779b97f4a7c15ULL}) >> 32 & mask;
+  while (keys_[i] != kNoCall && keys_[i] != key) i = (i + 1) & mask;
+  *fresh = keys_[i] == kNoCall;
+  if (*fresh) {
+    keys_[i] = key;
+    values_[i] = value;
+    ++size_;
+  }
+  return values_[i];
+}
+
+void PositionMap::grow() {
+  std::vector<CallId> old_keys(std::max<std::size_t>(16, 2 * keys_.size()), kNoCall);
+  std::vector<std::uint32_t> old_values(old_keys.size());
+  old_keys.swap(keys_);
+  old_values.swap(values_);
+  size_ = 0;
+  bool fresh = false;
+  for (std::size_t i = 0; i < old_keys.size(); ++i) {
+    if (old_keys[i] != kNoCall) find_or_insert(old_keys[i], old_values[i], &fresh);
+  }
+}
+
+void PositionMap::clear() noexcept {
+  if (size_ == 0) return;
+  std::fill(keys_.begin(), keys_.end(), kNoCall);
+  size_ = 0;
+}
+
 // ---------------------------------------------------------------------------- CycleMachine
 
 CycleMachine::CycleMachine(const Options& o)
@@ -169,8 +203,9 @@ void CycleMachine::init_step(CallId c) {
   constexpr std::uint32_t kNone = std::numeric_limits<std::uint32_t>::max();
   if (hist_.size() >= max_cycle_) clear_init();  // bounded memory: look again from here
   const auto q = static_cast<std::uint32_t>(hist_.size());
-  auto [it, fresh] = last_pos_.try_emplace(c, q);
-  const std::uint32_t last = fresh ? kNone : it->second;
+  bool fresh = false;
+  std::uint32_t& slot = last_pos_.find_or_insert(c, q, &fresh);
+  const std::uint32_t last = fresh ? kNone : slot;
   // The latest earlier occurrence at least init_min_ calls back closes the shortest cycle that
   // is long enough; following the chain back stops within init_min_ steps.
   for (std::uint32_t p = last; p != kNone; p = prev_same_[p]) {
@@ -181,7 +216,7 @@ void CycleMachine::init_step(CallId c) {
       return;
     }
   }
-  it->second = q;
+  slot = q;
   hist_.push_back(c);
   prev_same_.push_back(last);
 }

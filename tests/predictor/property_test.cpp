@@ -139,6 +139,24 @@ TEST(TopK, EverySingleCycleHitIsATopKHitOnNoisyLoops) {
   }
 }
 
+TEST(PositionMapTest, FindsInsertsGrowsAndClears) {
+  PositionMap m;
+  bool fresh = false;
+  for (CallId k = 0; k < 3000; k += 3) {
+    m.find_or_insert(k * 7919U, k, &fresh);
+    ASSERT_TRUE(fresh) << k;
+  }
+  for (CallId k = 0; k < 3000; k += 3) {
+    EXPECT_EQ(m.find_or_insert(k * 7919U, 0, &fresh), k);
+    EXPECT_FALSE(fresh);
+  }
+  m.find_or_insert(1, 5, &fresh) = 9;  // the slot is writable
+  EXPECT_EQ(m.find_or_insert(1, 0, &fresh), 9U);
+  m.clear();
+  EXPECT_EQ(m.find_or_insert(0, 42, &fresh), 42U);
+  EXPECT_TRUE(fresh);
+}
+
 // ------------------------------------------------------------------------------- edge cases
 
 std::vector<std::string> all_names() {

@@ -14,6 +14,21 @@
 
 namespace augur::predictor {
 
+// CallId -> position, open addressing: the initialization phase does one look-up per call, and a
+// node-based map costs several times more there (see docs/predictor.md, Cost).
+class PositionMap {
+ public:
+  // The slot of `key`, inserting it with `value` if absent; `*fresh` says which.
+  std::uint32_t& find_or_insert(CallId key, std::uint32_t value, bool* fresh);
+  void clear() noexcept;
+
+ private:
+  void grow();
+  std::vector<CallId> keys_;  // kNoCall: empty
+  std::vector<std::uint32_t> values_;
+  std::size_t size_ = 0;
+};
+
 // The cycle discovery of the paper's Sec. 6.1 over any id sequence. Phases: initialization (the
 // first cycle spanning >= init_min_length calls; the one that closes first wins), prediction
 // (walk the cycle), forming (after a miss: log from the cycle-head until it recurs). With
@@ -65,7 +80,7 @@ class CycleMachine {
   // position of every call (one hash look-up per call).
   std::vector<CallId> hist_;
   std::vector<std::uint32_t> prev_same_;
-  std::unordered_map<CallId, std::uint32_t> last_pos_;
+  PositionMap last_pos_;
 };
 
 enum class WindowPolicy : std::uint8_t { kLru, kFifo, kLfu };
