@@ -101,13 +101,90 @@ enum class Op { kPack, kUnpack, kCopy };
 // Pack and unpack track one side (the packed buffer always continues); copy tracks both.
 constexpr std::uint64_t kChunk = 4096;
 
+// Cache-blocked moves for transposes. Runs whose layout-side stride is large (a column of a
+// transpose: every element on its own cache line) are held back while following runs have the
+// same shape and start a few bytes further on (the next columns); then the group is moved
+// element row by element row, kTile bytes across, so each cache line of the strided side is
+// filled by neighbouring runs before it is evicted. Any order is valid for pack and unpack:
+// every packed position and every destination is written exactly once.
+constexpr std::int64_t kTileMinStride = 512;  // bytes: stride of a run on the layout side
+constexpr std::int64_t kTileMaxShift = 64;    // bytes: shift between neighbouring runs
+constexpr std::uint64_t kTile = 256;          // bytes of neighbouring runs moved together
+
+inline std::uint64_t AbsBytes(std::uint64_t step, std::uint64_t e) {
+  const auto v = static_cast<std::int64_t>(step * e);
+  return static_cast<std::uint64_t>(v < 0 ? -v : v);
+}
+
+template <std::size_t kEs, Op kOp>
+class Tiler {
+ public:
+  Tiler(const Mover<kEs>& m, const std::byte* src, std::byte* dst)
+      : m_(m), e_(m.size()), src_(src), dst_(dst) {}
+
+  // A run of `len` elements at layout element x (stride sx) and packed position y.
+  void Add(std::uint64_t x, std::uint64_t y, std::uint64_t len, std::uint64_t sx) {
+    if (n_ != 0) {
+      if (len == len_ && sx == sx_ && y == y0_ + n_ * len_) {
+        if (n_ == 1 && x != x0_ && AbsBytes(x - x0_, e_) <= kTileMaxShift) {
+          dx_ = x - x0_;
+          max_ = std::max<std::uint64_t>(2, kTile / AbsBytes(dx_, e_));
+        }
+        if (n_ > 1 || dx_ == x - x0_) {
+          if (x == x0_ + n_ * dx_) {
+            if (++n_ == max_) Drain();
+            return;
+          }
+        }
+      }
+      Drain();
+    }
+    if (len >= 2 && AbsBytes(sx, e_) >= static_cast<std::uint64_t>(kTileMinStride)) {
+      x0_ = x;
+      y0_ = y;
+      len_ = len;
+      sx_ = sx;
+      dx_ = 0;
+      n_ = 1;
+      return;
+    }
+    Move(x, y, len, sx);
+  }
+
+  void Drain() {
+    if (n_ == 1) {
+      Move(x0_, y0_, len_, sx_);
+    } else if (n_ > 1) {
+      for (std::uint64_t j = 0; j < len_; ++j) Move(x0_ + j * sx_, y0_ + j, n_, dx_, len_);
+    }
+    n_ = 0;
+  }
+
+ private:
+  // `len` elements: layout side from x stepping sx, packed side from y stepping sy.
+  void Move(std::uint64_t x, std::uint64_t y, std::uint64_t len, std::uint64_t sx,
+            std::uint64_t sy = 1) const {
+    if constexpr (kOp == Op::kPack) {
+      m_.run(dst_ + y * e_, sy * e_, src_ + x * e_, sx * e_, len);
+    } else {
+      m_.run(dst_ + x * e_, sx * e_, src_ + y * e_, sy * e_, len);
+    }
+  }
+
+  const Mover<kEs>& m_;
+  const std::uint64_t e_;
+  const std::byte* src_;
+  std::byte* dst_;
+  std::uint64_t x0_ = 0, y0_ = 0, len_ = 0, sx_ = 0, dx_ = 0, n_ = 0, max_ = 2;
+};
+
 template <std::size_t kEs, Op kOp>
 class Coalescer {
  public:
   static constexpr bool kBoth = kOp == Op::kCopy;
 
   Coalescer(const Mover<kEs>& m, const std::byte* src, std::byte* dst)
-      : m_(m), e_(m.size()), src_(src), dst_(dst) {}
+      : m_(m), e_(m.size()), src_(src), dst_(dst), tiler_(m, src, dst) {}
 
   // (x, sx): the layout side (both sides' source for copy); (y, sy): the other side.
   void Add(std::uint64_t x, std::uint64_t y, std::uint64_t len, std::uint64_t sx, std::uint64_t sy) {
@@ -137,14 +214,17 @@ class Coalescer {
 
   void Flush() {
     if (len_ == 0) return;
-    if constexpr (kOp == Op::kPack) {
-      m_.run(dst_ + y_ * e_, e_, src_ + x_ * e_, sx_ * e_, len_);
-    } else if constexpr (kOp == Op::kUnpack) {
-      m_.run(dst_ + x_ * e_, sx_ * e_, src_ + y_ * e_, e_, len_);
-    } else {
+    if constexpr (kBoth) {
       m_.run(dst_ + y_ * e_, sy_ * e_, src_ + x_ * e_, sx_ * e_, len_);
+    } else {
+      tiler_.Add(x_, y_, len_, sx_);
     }
     len_ = 0;
+  }
+  // Flush and move whatever the tiler still holds.
+  void Finish() {
+    Flush();
+    if constexpr (!kBoth) tiler_.Drain();
   }
 
  private:
@@ -154,6 +234,7 @@ class Coalescer {
   std::byte* dst_;
   std::uint64_t x_ = 0, y_ = 0, len_ = 0, sx_ = 0, sy_ = 1;
   std::uint64_t nx_ = 0, ny_ = 0;  // where the pending run's next element would be
+  Tiler<kEs, kOp> tiler_;
 };
 
 struct EncodedStream {
@@ -175,9 +256,6 @@ struct TupleStream {
 // tiles of kTile bytes across blocks, so each cache line of the strided side is filled by
 // neighbouring blocks before it is evicted (a cache-blocked transpose). Any order is valid:
 // every packed position and every destination is written exactly once.
-constexpr std::int64_t kTileMinStride = 512;  // bytes: stride of the run on the layout side
-constexpr std::int64_t kTileMaxShift = 64;    // bytes: shift between blocks on the layout side
-constexpr std::uint64_t kTile = 256;          // bytes of neighbouring blocks moved together
 
 template <Op kOp, std::size_t kEs>
 bool TryTiledNest(const Mover<kEs>& m, const Nest& n, const Run& r, const std::byte* src,
@@ -247,7 +325,7 @@ void ExecuteNested(const EncodedRelation& e, const std::byte* src, std::byte* ds
       bd += Wrap(n.od);
     }
   }
-  c.Flush();
+  c.Finish();
 }
 
 // One element-size specialisation of one operation over any run stream. flatten: the decoder,
@@ -276,7 +354,7 @@ __attribute__((flatten)) void Execute(const Stream& stream, const std::byte* src
     }
     pos += len;
   });
-  c.Flush();
+  c.Finish();
 }
 
 template <Op kOp, class Stream>
