@@ -8,9 +8,7 @@
 #include <limits>
 #include <vector>
 
-#ifdef AUGUR_HAVE_ZLIB
 #include <zlib.h>
-#endif
 
 namespace augur::predictor {
 
@@ -98,19 +96,11 @@ std::string format_header(int rank, int size) {
 // ---------------------------------------------------------------------------- TraceReader
 
 struct TraceReader::Source {
-#ifdef AUGUR_HAVE_ZLIB
   gzFile f = nullptr;  // reads plain text too
   ~Source() {
     if (f != nullptr) gzclose(f);
   }
   char* gets(char* buf, int n) { return gzgets(f, buf, n); }
-#else
-  std::FILE* f = nullptr;
-  ~Source() {
-    if (f != nullptr) std::fclose(f);
-  }
-  char* gets(char* buf, int n) { return std::fgets(buf, n, f); }
-#endif
 };
 
 TraceReader::TraceReader(std::string path, std::unique_ptr<Source> src)
@@ -122,11 +112,7 @@ TraceReader::~TraceReader() = default;
 Result<TraceReader> TraceReader::open(const std::string& path) {
   auto src = std::make_unique<Source>();
   errno = 0;
-#ifdef AUGUR_HAVE_ZLIB
   src->f = gzopen(path.c_str(), "rb");
-#else
-  src->f = std::fopen(path.c_str(), "rb");
-#endif
   if (src->f == nullptr) {
     return Status(Code::kNotFound, path + ": cannot open: " +
                                        (errno != 0 ? std::strerror(errno) : "out of memory"));
@@ -154,13 +140,9 @@ Result<bool> TraceReader::read_line(std::string& out) {
     if (out.size() > kMaxLine) break;
   }
   if (!got) {
-#ifdef AUGUR_HAVE_ZLIB
     int err = Z_OK;
     const char* msg = gzerror(src_->f, &err);
     if (err != Z_OK) return Status(Code::kIo, path_ + ": read error: " + msg);
-#else
-    if (std::ferror(src_->f) != 0) return Status(Code::kIo, path_ + ": read error");
-#endif
     return false;
   }
   ++line_;
