@@ -44,7 +44,7 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   ch->send_mr_ = std::make_unique<nic::MemoryRegion>(std::move(smr));
   ch->words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(wmr));
   nic::QpCaps caps;
-  caps.max_send_wr = 2 * cfg.slots + 8;  // data sends plus credit writes
+  caps.max_send_wr = 2 * cfg.slots + 8 + Channel::kMaxReads;  // data sends, credit writes, reads
   caps.max_recv_wr = cfg.slots;
   caps.max_inline_data = 64;  // credit words go inline: their source may change right after posting
   AUGUR_ASSIGN_OR_RETURN(nic::QueuePair qp, nic::QueuePair::create_rc(pd, cq, cq, caps));
@@ -97,30 +97,39 @@ Result<bool> Channel::send_slot(std::uint32_t len) {
   return true;
 }
 
-Result<bool> Channel::try_send(std::uint32_t context, std::int32_t tag, std::span<const std::byte> payload) {
-  if (tag < 0) return Status(Code::kInvalidArgument, "negative tag");
-  if (payload.size() > cfg_.eager_limit) {
-    return Status(Code::kInvalidArgument, std::to_string(payload.size()) + " bytes exceed the eager limit");
+Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+                              std::span<const std::byte> body) {
+  if (tag < 0 && type != nic::MsgType::kFin) return Status(Code::kInvalidArgument, "negative tag");
+  if (body.size() > cfg_.eager_limit) {
+    return Status(Code::kInvalidArgument, std::to_string(body.size()) + " bytes exceed the eager limit");
   }
   if (credits() == 0 || outstanding_sends_ >= cfg_.slots) {
     ++counters_.credit_stalls;
     return false;
   }
   nic::MsgHeader h;
-  h.type = nic::MsgType::kEager;
+  h.type = type;
   h.src = cfg_.my_rank;
   h.context = context;
   h.tag = tag;
   h.seq = next_seq_out_;
-  h.length = static_cast<std::uint32_t>(payload.size());
+  h.length = length;
   std::byte* slot = send_ring_.data() + (sent_ % cfg_.slots) * slot_bytes_;
   nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader)));
-  if (!payload.empty()) std::memcpy(slot + sizeof(nic::MsgHeader), payload.data(), payload.size());
-  AUGUR_ASSIGN_OR_RETURN(bool ok, send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + payload.size())));
+  if (!body.empty()) std::memcpy(slot + sizeof(nic::MsgHeader), body.data(), body.size());
+  AUGUR_ASSIGN_OR_RETURN(bool ok, send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + body.size())));
   ++next_seq_out_;
   ++counters_.sent;
-  counters_.bytes_sent += payload.size();
+  counters_.bytes_sent += body.size();
   return ok;
+}
+
+Status Channel::post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey) {
+  return qp_->post_send({.wr_id = wr(kReadKind, cookie),
+                         .op = nic::SendOp::kRdmaRead,
+                         .sges = {&local, 1},
+                         .remote_addr = remote_addr,
+                         .rkey = rkey});
 }
 
 Result<bool> Channel::try_send_raw_for_test(std::span<const std::byte> bytes) {

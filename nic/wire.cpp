@@ -161,7 +161,7 @@ Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpec
       if (h.tag < 0) return bad("message header", "negative tag " + std::to_string(h.tag));
       if (body != sizeof(RemoteBuffer)) return bad("message header", "RTS without a remote buffer");
       break;
-    case MsgType::kFin:
+    case MsgType::kFin:  // length names the RTS answered; checked by the engine
     case MsgType::kCredit:
       if (body != 0) return bad("message header", "control message with a payload");
       break;

@@ -65,8 +65,21 @@ class Channel {
   [[nodiscard]] Result<Address> address() const;
   Status connect(const Address& peer);
 
-  // Sends one eager message if a credit is available (false if not: retry after progress).
-  Result<bool> try_send(std::uint32_t context, std::int32_t tag, std::span<const std::byte> payload);
+  // Sends one message if a credit is available (false if not: retry after progress); fills in
+  // source and sequence. Eager: length = body size. RTS: length = message size, body = the
+  // encoded RemoteBuffer. FIN: length = sequence number of the RTS it answers, no body.
+  Result<bool> try_send(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+                        std::span<const std::byte> body);
+  Result<bool> try_send(std::uint32_t context, std::int32_t tag, std::span<const std::byte> payload) {
+    return try_send(nic::MsgType::kEager, context, tag, static_cast<std::uint32_t>(payload.size()), payload);
+  }
+  // The sequence number the next message to the peer will carry.
+  [[nodiscard]] std::uint32_t next_seq() const noexcept { return next_seq_out_; }
+  // Posts an RDMA READ of the peer's memory into local registered memory; its completion comes
+  // back with wr_id kind kReadKind and `cookie` in the low 32 bits.
+  Status post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey);
+  static constexpr std::uint64_t kReadKind = 4;
+  static constexpr std::uint32_t kMaxReads = 16;  // reads in flight per channel (send queue room)
   // Handles one completion of this channel's QP. An arrival is passed to `deliver`; a malformed
   // header is a kProtocol error and its slot is released without delivery.
   Status on_completion(const nic::Completion& c, const std::function<void(const Arrival&)>& deliver);

@@ -1,0 +1,184 @@
+// Point-to-point through the Engine between three processes on the device: every size across the
+// eager/rendezvous boundary between every pair, wildcards and non-overtaking on unexpected
+// messages, truncation that never writes past the buffer, messages to oneself; each request's
+// path and the engine's counters are checked against the messages actually sent.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "augur/host/engine.h"
+
+namespace augur::host {
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr int kRanks = 3;
+constexpr int kWaitMs = 120'000;
+constexpr std::uint32_t kEager = 8192;
+const std::vector<std::size_t> kSizes = {0, 1, 100, kEager, kEager + 1, 300'000, (1u << 20) + 3};
+
+std::byte byte_of(int from, int to, std::size_t size, std::size_t k) {
+  return static_cast<std::byte>((static_cast<std::size_t>(from) * 131 + static_cast<std::size_t>(to) * 31 + size * 7 + k * 13) & 0xff);
+}
+
+#define CHECK(cond, msg) \
+  if (!(cond)) return Status(Code::kInternal, std::string(msg))
+
+Status all_pairs(Engine& e, std::uint64_t& bounce, std::uint64_t& rndv) {
+  const int me = e.rank();
+  std::vector<std::vector<std::byte>> out, in;
+  std::vector<RequestPtr> sends, recvs;
+  std::vector<std::pair<int, std::size_t>> recv_of;
+  for (int q = 0; q < kRanks; ++q) {
+    if (q == me) continue;
+    for (std::size_t i = 0; i < kSizes.size(); ++i) {
+      const std::size_t n = kSizes[i];
+      in.emplace_back(n + 64, std::byte{0xcc});  // 64 guard bytes must stay untouched
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(in.back().data(), n, q, static_cast<std::int32_t>(i), 1));
+      recvs.push_back(r);
+      recv_of.emplace_back(q, i);
+      out.emplace_back(n);
+      for (std::size_t k = 0; k < n; ++k) out.back()[k] = byte_of(me, q, n, k);
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e.isend(out.back().data(), n, q, static_cast<std::int32_t>(i), 1));
+      sends.push_back(s);
+    }
+  }
+  for (auto& s : sends) AUGUR_RETURN_IF_ERROR(e.wait(s, kWaitMs).context("send"));
+  for (std::size_t j = 0; j < recvs.size(); ++j) {
+    AUGUR_RETURN_IF_ERROR(e.wait(recvs[j], kWaitMs).context("receive"));
+    const auto [q, i] = recv_of[j];
+    const std::size_t n = kSizes[i];
+    const Request& r = *recvs[j];
+    CHECK(r.source == q && r.tag == static_cast<std::int32_t>(i) && r.length == n, "wrong envelope");
+    const Path want = n > kEager ? Path::kRendezvous : Path::kBounce;
+    CHECK(r.path == want, "size " + std::to_string(n) + " took the wrong path");
+    (n > kEager ? rndv : bounce) += 1;
+    for (std::size_t k = 0; k < n + 64; ++k) {
+      const std::byte want_b = k < n ? byte_of(q, me, n, k) : std::byte{0xcc};
+      CHECK(in[j][k] == want_b, "size " + std::to_string(n) + " from " + std::to_string(q) + ": byte " + std::to_string(k));
+    }
+  }
+  return Status::Ok();
+}
+
+// Rank 0 receives with wildcards only after everybody has sent: the messages are unexpected.
+Status wildcards(Engine& e, Bootstrap& boot, std::uint64_t& bounce, std::uint64_t& rndv) {
+  std::vector<std::byte> small(16), big(20'000);
+  std::vector<RequestPtr> sends;
+  if (e.rank() != 0) {
+    for (std::int32_t t : {1, 2}) {
+      auto& buf = t == 1 ? small : big;  // one eager, one rendezvous, in this order
+      std::fill(buf.begin(), buf.end(), static_cast<std::byte>(e.rank() * 10 + t));
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e.isend(buf.data(), buf.size(), 0, t, 2));
+      sends.push_back(s);
+    }
+  }
+  // Let the messages arrive before any receive is posted (progress while waiting).
+  for (int i = 0; i < 200; ++i) (void)e.progress();
+  AUGUR_RETURN_IF_ERROR(boot.fence());
+  if (e.rank() == 0) {
+    for (int i = 0; i < 50; ++i) (void)e.progress();
+    Request probe;
+    AUGUR_ASSIGN_OR_RETURN(bool found, e.iprobe(kAnySource, kAnyTag, 2, &probe));
+    CHECK(found && probe.tag == 1, "iprobe did not see the first unexpected message");
+    std::vector<int> next_tag(kRanks, 1);
+    for (int m = 0; m < 2 * (kRanks - 1); ++m) {
+      std::vector<std::byte> buf(20'000);
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(buf.data(), buf.size(), kAnySource, kAnyTag, 2));
+      AUGUR_RETURN_IF_ERROR(e.wait(r, kWaitMs));
+      CHECK(r->tag == next_tag[static_cast<std::size_t>(r->source)], "non-overtaking violated for rank " + std::to_string(r->source));
+      ++next_tag[static_cast<std::size_t>(r->source)];
+      CHECK(r->length == (r->tag == 1 ? 16u : 20'000u), "wrong length");
+      CHECK(buf[r->length - 1] == static_cast<std::byte>(r->source * 10 + r->tag), "wrong data");
+      (r->tag == 1 ? bounce : rndv) += 1;
+    }
+  }
+  for (auto& s : sends) AUGUR_RETURN_IF_ERROR(e.wait(s, kWaitMs));
+  return Status::Ok();
+}
+
+Status truncation_and_self(Engine& e, std::uint64_t& bounce, std::uint64_t& rndv) {
+  if (e.rank() == 1) {
+    std::vector<std::byte> a(100, std::byte{1}), b(100'000, std::byte{2});
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr s1, e.isend(a.data(), a.size(), 0, 5, 3));
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr s2, e.isend(b.data(), b.size(), 0, 6, 3));
+    AUGUR_RETURN_IF_ERROR(e.wait(s1, kWaitMs));
+    AUGUR_RETURN_IF_ERROR(e.wait(s2, kWaitMs));  // the receiver FINs a truncated rendezvous too
+  }
+  if (e.rank() == 0) {
+    for (std::int32_t tag : {5, 6}) {
+      std::vector<std::byte> buf(1000 + 64, std::byte{0xcc});
+      const std::size_t cap = tag == 5 ? 50 : 1000;
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(buf.data(), cap, 1, tag, 3));
+      Status st = e.wait(r, kWaitMs);
+      CHECK(st.code() == Code::kTruncated, "truncation not reported: " + st.to_string());
+      CHECK(r->length == (tag == 5 ? 100u : 100'000u), "truncated length not reported");
+      for (std::size_t k = 0; k < buf.size(); ++k) {
+        CHECK(buf[k] == (k < cap ? std::byte{static_cast<unsigned char>(tag == 5 ? 1 : 2)} : std::byte{0xcc}),
+              "truncated receive wrote past its buffer (byte " + std::to_string(k) + ")");
+      }
+      (tag == 5 ? bounce : rndv) += 1;
+    }
+  }
+  // To oneself: the receive is posted after the send (unexpected), and before another.
+  std::vector<std::byte> s(5000, std::byte{9}), r(5000);
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr sr, e.isend(s.data(), s.size(), e.rank(), 7, 4));
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr rr, e.irecv(r.data(), r.size(), e.rank(), 7, 4));
+  AUGUR_RETURN_IF_ERROR(e.wait(rr, kWaitMs));
+  CHECK(sr->done && rr->path == Path::kSelf && r == s, "self message");
+  return Status::Ok();
+}
+
+Status rank_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect("127.0.0.1", port, rank, kRanks, 120s));
+  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager}));
+  std::uint64_t bounce = 0, rndv = 0;
+  AUGUR_RETURN_IF_ERROR(all_pairs(*e, bounce, rndv).context("all pairs"));
+  AUGUR_RETURN_IF_ERROR(boot->fence());
+  AUGUR_RETURN_IF_ERROR(wildcards(*e, *boot, bounce, rndv).context("wildcards"));
+  AUGUR_RETURN_IF_ERROR(boot->fence());
+  AUGUR_RETURN_IF_ERROR(truncation_and_self(*e, bounce, rndv).context("truncation"));
+  AUGUR_RETURN_IF_ERROR(boot->fence());
+  const EngineCounters& c = e->counters();
+  CHECK(c.bounce_msgs == bounce && c.rndv_msgs == rndv,
+        "counters: bounce " + std::to_string(c.bounce_msgs) + " (want " + std::to_string(bounce) + "), rndv " +
+            std::to_string(c.rndv_msgs) + " (want " + std::to_string(rndv) + ")");
+  CHECK(c.self_msgs == 1 && c.truncated == (rank == 0 ? 2u : 0u), "self/truncated counters");
+  std::printf("rank %d: bounce %llu, rndv %llu, unexpected %llu, bytes copied %llu, rcache hits %llu misses %llu\n", rank,
+              static_cast<unsigned long long>(c.bounce_msgs), static_cast<unsigned long long>(c.rndv_msgs),
+              static_cast<unsigned long long>(c.unexpected_msgs), static_cast<unsigned long long>(c.bytes_copied),
+              static_cast<unsigned long long>(e->rcache_counters().hits),
+              static_cast<unsigned long long>(e->rcache_counters().misses));
+  return Status::Ok();
+}
+
+TEST(Engine, ThreeRanksPointToPoint) {
+  auto server = BootstrapServer::start(kRanks, "127.0.0.1", 0, 120s);
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  std::fflush(nullptr);
+  pid_t pids[kRanks];
+  for (int r = 0; r < kRanks; ++r) {
+    pids[r] = fork();
+    ASSERT_GE(pids[r], 0);
+    if (pids[r] == 0) {
+      Status s = rank_main(server.value()->port(), r);
+      if (!s.ok()) std::fprintf(stderr, "rank %d: %s\n", r, s.to_string().c_str());
+      std::fflush(nullptr);
+      _exit(s.ok() ? 0 : 1);
+    }
+  }
+  for (int r = 0; r < kRanks; ++r) {
+    int st = 0;
+    ASSERT_EQ(pids[r], waitpid(pids[r], &st, 0));
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "rank " << r << " failed (see above)";
+  }
+  EXPECT_TRUE(server.value()->wait().ok());
+}
+
+}  // namespace
+}  // namespace augur::host
