@@ -15,7 +15,7 @@ namespace {
 using detail::Wrap;
 
 // Copies below this many bytes are inlined: a call to memcpy costs as much as moving the data.
-constexpr std::size_t kInlineCopy = 256;
+constexpr std::size_t kInlineCopy = 128;
 
 // An inline copy of n bytes, n a multiple of 8 below kInlineCopy. Built without loop-pattern
 // distribution, which would turn the loop back into a memcpy call.
