@@ -176,8 +176,10 @@ void BootstrapServer::run() {
   // After a failure the server stays up until destroyed: every rank, also one that connects late,
   // is told why the job aborted instead of waiting for its own timeout.
   Bytes abort_msg;
-  auto fail = [&](const Status& why) {
-    abort_msg = frame(wire::MsgType::kAbort, 0, Bytes(why.message().begin(), why.message().end()));
+  auto fail = [&](const Status& why, int dead_rank = -1) {
+    // header.rank carries the rank that died, or 0xffffffff when no single rank did.
+    abort_msg = frame(wire::MsgType::kAbort, dead_rank < 0 ? 0xffffffffu : static_cast<std::uint32_t>(dead_rank),
+                      Bytes(why.message().begin(), why.message().end()));
     for (Conn& c : conns) {
       if (c.fd >= 0 && !c.bye) (void)write_all(c.fd, abort_msg);
     }
@@ -245,7 +247,7 @@ void BootstrapServer::run() {
       Result<std::size_t> n = read_some(c.fd, c.in);
       if (!n.ok() || n.value() == 0) {
         if (c.rank >= 0 && !c.bye) {
-          fail(Status(Code::kPeerFailure, "rank " + std::to_string(c.rank) + " disconnected from the bootstrap"));
+          fail(Status(Code::kPeerFailure, "rank " + std::to_string(c.rank) + " disconnected from the bootstrap"), c.rank);
           failed = true;
         }
         ::close(c.fd);
@@ -409,16 +411,15 @@ Status TcpBootstrap::put(std::string_view key, std::string_view value) {
 Status TcpBootstrap::fence() {
   AUGUR_RETURN_IF_ERROR(write_all(fd_, frame(wire::MsgType::kFence, static_cast<std::uint32_t>(rank_), {})));
   const auto deadline = Clock::now() + timeout_ + std::chrono::seconds(5);  // the server times out first
-  Bytes in;
   Frame f;
   for (;;) {
-    AUGUR_ASSIGN_OR_RETURN(bool got, take_frame(in, f));
+    AUGUR_ASSIGN_OR_RETURN(bool got, take_frame(in_, f));
     if (got) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return Status(Code::kTimeout, "bootstrap fence: no answer from the server");
     pollfd pfd{fd_, POLLIN, 0};
     if (::poll(&pfd, 1, static_cast<int>(left)) <= 0) continue;
-    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_, in));
+    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_, in_));
     if (n == 0) return Status(Code::kPeerFailure, "bootstrap server closed the connection during a fence");
   }
   if (f.type == wire::MsgType::kAbort) {
@@ -441,6 +442,34 @@ Status TcpBootstrap::fence() {
     left -= 10 + kl + vl;
   }
   return Status::Ok();
+}
+
+Status TcpBootstrap::check_alive(int* dead_rank) {
+  *dead_rank = last_dead_;
+  if (!aborted_.ok()) return aborted_;
+  // Between fences the server only ever sends ABORT. Bytes read earlier (with the last
+  // FenceDone) are kept in in_, so an ABORT that arrived right behind it is not lost.
+  Frame f;
+  AUGUR_ASSIGN_OR_RETURN(bool got, take_frame(in_, f));
+  if (!got) {
+    pollfd pfd{fd_, POLLIN, 0};
+    if (::poll(&pfd, 1, 0) <= 0) return Status::Ok();
+    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_, in_));
+    if (n == 0) {
+      aborted_ = Status(Code::kPeerFailure, "bootstrap server closed the connection (launcher gone?)");
+      return aborted_;
+    }
+    AUGUR_ASSIGN_OR_RETURN(got, take_frame(in_, f));
+    if (!got) return Status::Ok();  // the rest of the frame is on its way
+  }
+  if (f.type != wire::MsgType::kAbort) {
+    aborted_ = Status(Code::kProtocol, "bootstrap: unexpected message between fences");
+    return aborted_;
+  }
+  aborted_ = Status(Code::kPeerFailure, "job aborted: " + std::string(f.payload.begin(), f.payload.end()));
+  last_dead_ = f.rank >= static_cast<std::uint32_t>(size_) ? -1 : static_cast<int>(f.rank);
+  *dead_rank = last_dead_;
+  return aborted_;
 }
 
 Result<std::string> TcpBootstrap::get(int rank, std::string_view key) const {

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "augur/nic/endpoint.h"
+#include "augur/settings.h"
 
 namespace augur::host {
 
@@ -42,7 +43,7 @@ Status truncation(std::size_t length, std::size_t cap) {
 
 }  // namespace
 
-Engine::Engine(int rank, int size, const EngineConfig& cfg) : rank_(rank), size_(size), cfg_(cfg) {}
+Engine::Engine(Bootstrap& boot, const EngineConfig& cfg) : boot_(boot), rank_(boot.rank()), size_(boot.size()), cfg_(cfg) {}
 Engine::~Engine() = default;
 
 nic::RegCacheCounters Engine::rcache_counters() const noexcept {
@@ -57,7 +58,7 @@ nic::RegCacheCounters Engine::rcache_counters() const noexcept {
 }
 
 Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConfig& cfg) {
-  std::unique_ptr<Engine> e(new Engine(boot.rank(), boot.size(), cfg));
+  std::unique_ptr<Engine> e(new Engine(boot, cfg));
   AUGUR_ASSIGN_OR_RETURN(nic::EndpointOptions opt, nic::endpoint_options_from_settings());
   AUGUR_ASSIGN_OR_RETURN(nic::Context ctx, nic::Context::open(opt.device));
   e->ctx_ = std::make_unique<nic::Context>(std::move(ctx));
@@ -381,12 +382,30 @@ Status Engine::wait(const RequestPtr& r, int timeout_ms) {
   while (!r->done) {
     Status st = progress();
     if (!st.ok()) last = st;
+    const auto now = std::chrono::steady_clock::now();
+    if (now - last_check_ > std::chrono::milliseconds(cfg_.keepalive_ms)) {
+      last_check_ = now;
+      if (Status alive = check_peers(); !alive.ok()) last = alive;
+    }
     if (std::chrono::steady_clock::now() > deadline) {
       return Status(Code::kTimeout, "request not done within " + std::to_string(timeout_ms) + " ms" +
                                         (last.ok() ? "" : " (last error: " + last.to_string() + ")"));
     }
   }
   return r->status;
+}
+
+Status Engine::check_peers() {
+  // A dying process closes its bootstrap connection; the server tells everyone which rank it
+  // was. (RC retries cannot be relied on: rxe never times out a send to a vanished QP.)
+  int dead = -1;
+  Status st = boot_.check_alive(&dead);
+  if (st.ok()) return st;
+  for (int peer = 0; peer < size_; ++peer) {
+    if (peer == rank_ || (dead >= 0 && peer != dead)) continue;
+    (void)fail_peer(peer, st);
+  }
+  return st;
 }
 
 Result<bool> Engine::iprobe(int source, std::int32_t tag, std::uint32_t context, Request* out) {
@@ -397,6 +416,17 @@ Result<bool> Engine::iprobe(int source, std::int32_t tag, std::uint32_t context,
   out->tag = m->envelope.tag;
   out->length = m->msg.length;
   return true;
+}
+
+Result<EngineConfig> engine_config_from_settings() {
+  EngineConfig c;
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t slots, setting_int("AUGUR_SLOTS", 2, 65535));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t eager, setting_int("AUGUR_EAGER_LIMIT", 64, 1 << 20));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t keepalive, setting_int("AUGUR_KEEPALIVE_MS", 10, 3'600'000));
+  c.slots = static_cast<std::uint32_t>(slots);
+  c.eager_limit = static_cast<std::uint32_t>(eager);
+  c.keepalive_ms = static_cast<std::uint32_t>(keepalive);
+  return c;
 }
 
 }  // namespace augur::host

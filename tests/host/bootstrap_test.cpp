@@ -188,3 +188,33 @@ TEST(Bootstrap, BadArgumentsAndSettingsAreClearErrors) {
 
 }  // namespace
 }  // namespace augur::host
+
+namespace augur::host {
+namespace {
+TEST(Bootstrap, CheckAliveNamesTheRankThatDied) {
+  auto server = BootstrapServer::start(3, "127.0.0.1", 0, std::chrono::seconds(20));
+  ASSERT_TRUE(server.ok());
+  auto a = TcpBootstrap::connect("127.0.0.1", server.value()->port(), 0, 3, std::chrono::seconds(20));
+  auto b = TcpBootstrap::connect("127.0.0.1", server.value()->port(), 1, 3, std::chrono::seconds(20));
+  ASSERT_TRUE(a.ok() && b.ok());
+  int dead = 7;
+  EXPECT_TRUE(a.value()->check_alive(&dead).ok());
+  EXPECT_EQ(dead, -1);
+  int fd = raw_connect(server.value()->port());
+  raw_send(fd, wire::MsgType::kHello, 2, hello_payload(3));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ::close(fd);  // rank 2 dies
+  Status s;
+  for (int i = 0; i < 100 && s.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    s = a.value()->check_alive(&dead);
+  }
+  EXPECT_EQ(s.code(), Code::kPeerFailure) << s.to_string();
+  EXPECT_EQ(dead, 2);
+  EXPECT_NE(s.message().find("rank 2 disconnected"), std::string::npos);
+  dead = -5;
+  EXPECT_FALSE(a.value()->check_alive(&dead).ok());  // sticky, and still names the rank
+  EXPECT_EQ(dead, 2);
+}
+}  // namespace
+}  // namespace augur::host

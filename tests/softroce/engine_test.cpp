@@ -182,3 +182,45 @@ TEST(Engine, ThreeRanksPointToPoint) {
 
 }  // namespace
 }  // namespace augur::host
+
+namespace augur::host {
+namespace {
+
+// A peer that dies is reported to the survivor's pending receive and send, never waited for.
+TEST(Engine, DeadPeerIsReportedInsteadOfAHang) {
+  auto server = BootstrapServer::start(2, "127.0.0.1", 0, 120s);
+  ASSERT_TRUE(server.ok());
+  const std::uint16_t port = server.value()->port();
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {  // rank 1: connects, then dies without a word
+    auto boot = TcpBootstrap::connect("127.0.0.1", port, 1, 2, 120s);
+    if (!boot.ok()) _exit(1);
+    auto e = Engine::create(*boot.value(), {.slots = 8, .eager_limit = 4096, .keepalive_ms = 200});
+    _exit(e.ok() ? 0 : 1);
+  }
+  auto boot = TcpBootstrap::connect("127.0.0.1", port, 0, 2, 120s);
+  ASSERT_TRUE(boot.ok());
+  auto e = Engine::create(*boot.value(), {.slots = 8, .eager_limit = 4096, .keepalive_ms = 200});
+  ASSERT_TRUE(e.ok()) << e.status().to_string();
+  int st = 0;
+  ASSERT_EQ(pid, waitpid(pid, &st, 0));
+  ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+
+  std::vector<std::byte> buf(100);
+  auto r = e.value()->irecv(buf.data(), buf.size(), 1, 0, 0);
+  ASSERT_TRUE(r.ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  Status s = e.value()->wait(r.value(), 60'000);
+  EXPECT_EQ(s.code(), Code::kPeerFailure) << s.to_string();
+  EXPECT_NE(s.message().find("rank 1"), std::string::npos) << s.to_string();
+  std::printf("dead peer reported after %.1f s: %s\n",
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), s.to_string().c_str());
+  // Later operations on that peer fail at once.
+  EXPECT_EQ(e.value()->isend(buf.data(), buf.size(), 1, 0, 0).status().code(), Code::kPeerFailure);
+  EXPECT_EQ(e.value()->irecv(buf.data(), buf.size(), 1, 0, 0).status().code(), Code::kPeerFailure);
+}
+
+}  // namespace
+}  // namespace augur::host

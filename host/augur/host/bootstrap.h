@@ -14,6 +14,7 @@
 #include <string_view>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include "augur/status.h"
 
@@ -30,6 +31,9 @@ class Bootstrap {
   virtual Status fence() = 0;
   // A key put by `rank` before the last fence; kNotFound if it was never put.
   [[nodiscard]] virtual Result<std::string> get(int rank, std::string_view key) const = 0;
+  // Non-blocking: has the job been aborted (a rank died, a rank misbehaved)? Returns OK if not;
+  // else kPeerFailure naming the reason, and `*dead_rank` the rank that died (-1 if none).
+  virtual Status check_alive(int* dead_rank) = 0;
 };
 
 // Limits that bound what a malformed or hostile peer can make the server store.
@@ -85,6 +89,7 @@ class TcpBootstrap final : public Bootstrap {
   Status put(std::string_view key, std::string_view value) override;
   Status fence() override;
   [[nodiscard]] Result<std::string> get(int rank, std::string_view key) const override;
+  Status check_alive(int* dead_rank) override;
 
  private:
   TcpBootstrap(int fd, int rank, int size, std::chrono::milliseconds timeout)
@@ -93,7 +98,10 @@ class TcpBootstrap final : public Bootstrap {
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;
-  std::size_t keys_put_ = 0;  // over the job, bounded like the server's count
+  std::size_t keys_put_ = 0;
+  std::vector<unsigned char> in_;  // bytes read from the server, not yet consumed
+  Status aborted_;  // sticky once the server said so
+  int last_dead_ = -1;  // over the job, bounded like the server's count
   std::map<std::pair<int, std::string>, std::string, std::less<>> kv_;
 };
 

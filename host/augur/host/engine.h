@@ -11,6 +11,7 @@
 // communication-assist thread will call progress() instead (issue 5).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -42,7 +43,13 @@ using RequestPtr = std::shared_ptr<Request>;
 struct EngineConfig {
   std::uint32_t slots = 64;
   std::uint32_t eager_limit = 8192;
+  // While a request waits, the job's liveness is checked this often (through the bootstrap
+  // connection): a dead peer is reported within about this interval instead of a hang.
+  std::uint32_t keepalive_ms = 1000;
 };
+
+// EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS.
+Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
   std::uint64_t bounce_msgs = 0;   // received through bounce slots
@@ -56,6 +63,7 @@ struct EngineCounters {
 class Engine {
  public:
   // Connects to every rank of the job through `boot` (collective: every rank must call it).
+  // `boot` must outlive the engine: it also tells the engine when a rank dies.
   static Result<std::unique_ptr<Engine>> create(Bootstrap& boot, const EngineConfig& cfg);
   ~Engine();
   Engine(const Engine&) = delete;
@@ -128,7 +136,8 @@ class Engine {
     bool dead = false;
   };
 
-  Engine(int rank, int size, const EngineConfig& cfg);
+  Engine(Bootstrap& boot, const EngineConfig& cfg);
+  Status check_peers();
   void deliver(int peer, const Arrival& a);
   Status match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag);
   Status push_sends(int peer);
@@ -137,6 +146,7 @@ class Engine {
   Status start_reads(int peer);
   void queue_fin(int peer, std::uint32_t rts_seq);
 
+  Bootstrap& boot_;
   int rank_;
   int size_;
   EngineConfig cfg_;
@@ -152,6 +162,7 @@ class Engine {
   std::unordered_map<std::uint32_t, int> peer_of_qp_;
   EngineCounters counters_;
   Status deferred_;  // an error found while delivering, reported by progress()
+  std::chrono::steady_clock::time_point last_check_{};
 };
 
 }  // namespace augur::host
