@@ -166,18 +166,24 @@ Row Measure(const Case& c, int rounds) {
     if (packed != ref) Die(std::string(c.name) + ": " + a.name + " pack differs from the relation");
     if (dst != dref) Die(std::string(c.name) + ": " + a.name + " unpack differs from the relation");
   }
+  // Calibrate each alternative's repetitions so one sample lasts about kSampleSeconds (short
+  // samples on a shared machine are mostly noise).
+  constexpr double kSampleSeconds = 0.002;
+  std::vector<int> pack_reps, unpack_reps;
+  for (const Alt& a : alts) {
+    a.pack();
+    a.unpack();
+    pack_reps.push_back(std::max(1, static_cast<int>(kSampleSeconds / Seconds(a.pack, 3))));
+    unpack_reps.push_back(std::max(1, static_cast<int>(kSampleSeconds / Seconds(a.unpack, 3))));
+  }
   // Interleaved rounds: every alternative once per round, rotating the start, medians at the end.
   std::map<std::string, std::vector<double>> pk, up;
   const double mb = static_cast<double>(bytes) / 1e6;
-  for (int r = 0; r <= rounds; ++r) {
+  for (int r = 0; r < rounds; ++r) {
     for (std::size_t k = 0; k < alts.size(); ++k) {
-      const Alt& a = alts[(k + static_cast<std::size_t>(r)) % alts.size()];
-      const int reps = a.name == "AAPAIR" || a.name == "AABLK" ? 2 : 8;
-      const double tp = Seconds(a.pack, reps);
-      const double tu = Seconds(a.unpack, reps);
-      if (r == 0) continue;  // warm-up round
-      pk[a.name].push_back(mb / tp);
-      up[a.name].push_back(mb / tu);
+      const std::size_t i = (k + static_cast<std::size_t>(r)) % alts.size();
+      pk[alts[i].name].push_back(mb / Seconds(alts[i].pack, pack_reps[i]));
+      up[alts[i].name].push_back(mb / Seconds(alts[i].unpack, unpack_reps[i]));
     }
   }
   for (const Alt& a : alts) {
