@@ -1,6 +1,8 @@
 #include "augur/relations/executor.h"
 
 #include <algorithm>
+#include <chrono>
+#include <vector>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -430,6 +432,44 @@ Status Unpack(const Relation& r, std::span<const std::byte> in, std::span<std::b
 }
 Status Copy(const Relation& r, std::span<const std::byte> src, std::span<std::byte> dst) {
   return Run<Op::kCopy>(r, TupleStream{r}, src, dst);
+}
+
+Result<EncodedRelation> EncodeFastestMeasured(const Relation& relation, int rounds,
+                                              std::uint64_t max_scratch_bytes) {
+  const std::uint64_t es = relation.elem_size();
+  const std::uint64_t need = (relation.src_extent() + relation.dst_extent() + relation.size()) * es;
+  if (need / es < relation.src_extent() || need > max_scratch_bytes) {
+    return Status(Code::kResourceExhausted, "measured encoding choice: scratch buffers of " +
+                                                std::to_string(need) + " bytes exceed the bound");
+  }
+  std::vector<EncodedRelation> all;
+  for (Encoding enc : kAllEncodings) {
+    AUGUR_ASSIGN_OR_RETURN(EncodedRelation e, EncodedRelation::Encode(relation, enc));
+    all.push_back(std::move(e));
+  }
+  std::vector<std::byte> src(relation.src_extent() * es), packed(relation.size() * es),
+      dst(relation.dst_extent() * es);
+  std::vector<std::vector<double>> times(all.size());
+  for (int r = 0; r < std::max(1, rounds); ++r) {
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      AUGUR_RETURN_IF_ERROR(Pack(all[i], src, packed));
+      AUGUR_RETURN_IF_ERROR(Unpack(all[i], packed, dst));
+      times[i].push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  std::vector<double> median(all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    std::sort(times[i].begin(), times[i].end());
+    median[i] = times[i][times[i].size() / 2];
+  }
+  const double fastest = *std::min_element(median.begin(), median.end());
+  std::size_t best = all.size();
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    if (median[i] > fastest * 1.03) continue;
+    if (best == all.size() || all[i].size_bytes() < all[best].size_bytes()) best = i;
+  }
+  return std::move(all[best]);
 }
 
 }  // namespace augur::relations

@@ -163,6 +163,15 @@ TEST(Encoding, AutoChoice) {
   EXPECT_EQ(EncodeAuto(irregular, Goal::kSmallest).value().Decode(), Tuples(irregular));
 }
 
+TEST(Encoding, MeasuredChoiceIsExactAndBounded) {
+  Relation r = PaperFigure1();
+  EncodedRelation e = EncodeFastestMeasured(r, 3).value();
+  // Whatever wins (timing decides), it is an exact encoding of the relation.
+  EXPECT_EQ(e.Decode(), Tuples(r));
+  EXPECT_EQ(e.tuple_count(), r.size());
+  EXPECT_EQ(EncodeFastestMeasured(r, 3, 100).status().code(), Code::kResourceExhausted);
+}
+
 TEST(Executor, RejectsShortAndOverlappingBuffers) {
   Relation r = PaperFigure1();
   for (Encoding enc : kAllEncodings) {
