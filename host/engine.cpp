@@ -395,6 +395,22 @@ Status Engine::wait(const RequestPtr& r, int timeout_ms) {
   return r->status;
 }
 
+Result<bool> Engine::test(const RequestPtr& r) {
+  if (!r->done) {
+    Status st = progress();
+    if (!st.ok() && !r->done) return st;
+  }
+  return r->done;
+}
+
+bool Engine::cancel(const RequestPtr& r) {
+  if (r->done) return false;
+  if (!match_.cancel([&](const PostedRecv& p) { return p.req == r; })) return false;
+  r->cancelled = true;
+  complete(*r, Path::kNone);
+  return true;
+}
+
 Status Engine::check_peers() {
   // A dying process closes its bootstrap connection; the server tells everyone which rank it
   // was. (RC retries cannot be relied on: rxe never times out a send to a vanished QP.)

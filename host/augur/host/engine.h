@@ -31,6 +31,7 @@ enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous };
 
 struct Request {
   bool done = false;
+  bool cancelled = false;     // a receive removed by Engine::cancel before it matched
   Status status;              // kTruncated: message longer than the buffer (length says how long)
   Path path = Path::kNone;
   // Receive results.
@@ -74,6 +75,11 @@ class Engine {
   Result<RequestPtr> irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
   // Runs progress until `r` is done or `timeout_ms` passes (kTimeout); returns r's status.
   Status wait(const RequestPtr& r, int timeout_ms);
+  // One round of progress; true if `r` is done (MPI_Test).
+  Result<bool> test(const RequestPtr& r);
+  // MPI_Cancel of a receive: if it has not matched yet it is removed and completes with
+  // cancelled = true; otherwise (or for sends, which are never cancelled) nothing changes.
+  bool cancel(const RequestPtr& r);
   // One round of progress: completions, queued sends, credit returns. Errors are a dead peer
   // or a protocol violation, after the requests they concern have been failed.
   Status progress();
