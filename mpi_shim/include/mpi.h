@@ -1,0 +1,430 @@
+/* augur's MPI: the C interface of libaugur_mpi (MPI-3.1 names, constants and semantics).
+ *
+ * Handles are ints (as in MPICH): MPI_Comm, MPI_Datatype, MPI_Op, MPI_Group, MPI_Request,
+ * MPI_Errhandler and MPI_Info are small integers indexing tables inside the library, so a C
+ * handle and a Fortran INTEGER handle are the same number (MPI_Comm_f2c is the identity).
+ * The null handles are 0. Every MPI_X is a weak alias of PMPI_X, so profiling interposers work.
+ * What exists and what does not: docs/mpi.md. */
+#ifndef AUGUR_MPI_H
+#define AUGUR_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION 3
+#define MPI_SUBVERSION 1
+#define AUGUR_MPI 1
+
+typedef int MPI_Comm;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Group;
+typedef int MPI_Request;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef int MPI_Fint;
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Count;
+typedef long long MPI_Offset;
+
+/* MPI_SOURCE, MPI_TAG, MPI_ERROR as the standard names them; the rest is private. Six Fortran
+ * INTEGERs long (MPI_STATUS_SIZE), so C and Fortran statuses convert by copying. */
+typedef struct MPI_Status {
+  int MPI_SOURCE;
+  int MPI_TAG;
+  int MPI_ERROR;
+  int augur_cancelled;
+  int augur_count_lo; /* received bytes, split so the struct has no padding */
+  int augur_count_hi;
+} MPI_Status;
+
+/* Null and predefined handles. */
+#define MPI_COMM_NULL 0
+#define MPI_COMM_WORLD 1
+#define MPI_COMM_SELF 2
+#define MPI_GROUP_NULL 0
+#define MPI_GROUP_EMPTY 1
+#define MPI_REQUEST_NULL 0
+#define MPI_OP_NULL 0
+#define MPI_ERRHANDLER_NULL 0
+#define MPI_ERRORS_ARE_FATAL 1
+#define MPI_ERRORS_RETURN 2
+#define MPI_INFO_NULL 0
+#define MPI_DATATYPE_NULL 0
+
+/* Predefined datatypes (the numbering is shared with mpif.h; do not reorder). */
+#define MPI_CHAR 1
+#define MPI_SIGNED_CHAR 2
+#define MPI_UNSIGNED_CHAR 3
+#define MPI_BYTE 4
+#define MPI_WCHAR 5
+#define MPI_SHORT 6
+#define MPI_UNSIGNED_SHORT 7
+#define MPI_INT 8
+#define MPI_UNSIGNED 9
+#define MPI_LONG 10
+#define MPI_UNSIGNED_LONG 11
+#define MPI_LONG_LONG_INT 12
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG 13
+#define MPI_FLOAT 14
+#define MPI_DOUBLE 15
+#define MPI_LONG_DOUBLE 16
+#define MPI_INT8_T 17
+#define MPI_INT16_T 18
+#define MPI_INT32_T 19
+#define MPI_INT64_T 20
+#define MPI_UINT8_T 21
+#define MPI_UINT16_T 22
+#define MPI_UINT32_T 23
+#define MPI_UINT64_T 24
+#define MPI_C_BOOL 25
+#define MPI_C_FLOAT_COMPLEX 26
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX 27
+#define MPI_C_LONG_DOUBLE_COMPLEX 28
+#define MPI_AINT 29
+#define MPI_OFFSET 30
+#define MPI_COUNT 31
+#define MPI_PACKED 32
+#define MPI_FLOAT_INT 33
+#define MPI_DOUBLE_INT 34
+#define MPI_LONG_INT 35
+#define MPI_2INT 36
+#define MPI_SHORT_INT 37
+#define MPI_LONG_DOUBLE_INT 38
+/* Fortran types (usable from C for Fortran buffers). */
+#define MPI_INTEGER 39
+#define MPI_REAL 40
+#define MPI_DOUBLE_PRECISION 41
+#define MPI_COMPLEX 42
+#define MPI_DOUBLE_COMPLEX 43
+#define MPI_LOGICAL 44
+#define MPI_CHARACTER 45
+#define MPI_INTEGER1 46
+#define MPI_INTEGER2 47
+#define MPI_INTEGER4 48
+#define MPI_INTEGER8 49
+#define MPI_REAL4 50
+#define MPI_REAL8 51
+#define MPI_2INTEGER 52
+#define MPI_2REAL 53
+#define MPI_2DOUBLE_PRECISION 54
+#define MPI_CXX_BOOL 55
+#define MPI_UB 56 /* deprecated markers: not supported (MPI_ERR_TYPE) */
+#define MPI_LB 57
+
+/* Predefined reduction operations. */
+#define MPI_MAX 1
+#define MPI_MIN 2
+#define MPI_SUM 3
+#define MPI_PROD 4
+#define MPI_LAND 5
+#define MPI_BAND 6
+#define MPI_LOR 7
+#define MPI_BOR 8
+#define MPI_LXOR 9
+#define MPI_BXOR 10
+#define MPI_MINLOC 11
+#define MPI_MAXLOC 12
+#define MPI_REPLACE 13
+#define MPI_NO_OP 14
+
+/* Special values. */
+#define MPI_ANY_SOURCE (-1)
+#define MPI_ANY_TAG (-1)
+#define MPI_PROC_NULL (-2)
+#define MPI_ROOT (-3)
+#define MPI_UNDEFINED (-32766)
+#define MPI_KEYVAL_INVALID (-1)
+#ifdef __cplusplus
+#define AUGUR_MPI_PTR(type, v) (reinterpret_cast<type>(v))
+#else
+#define AUGUR_MPI_PTR(type, v) ((type)(v))
+#endif
+#define MPI_BOTTOM AUGUR_MPI_PTR(void*, 0)
+#define MPI_IN_PLACE AUGUR_MPI_PTR(void*, -1)
+#define MPI_STATUS_IGNORE AUGUR_MPI_PTR(MPI_Status*, 1)
+#define MPI_STATUSES_IGNORE AUGUR_MPI_PTR(MPI_Status*, 1)
+#define MPI_ERRCODES_IGNORE AUGUR_MPI_PTR(int*, 0)
+#define MPI_UNWEIGHTED AUGUR_MPI_PTR(int*, 1)
+#define MPI_BSEND_OVERHEAD 64
+
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_MAX_OBJECT_NAME 128
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
+
+/* Thread levels. */
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE 3
+
+/* Comparison results. */
+#define MPI_IDENT 0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
+
+/* Topologies and array orders. */
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
+#define MPI_ORDER_C 56
+#define MPI_ORDER_FORTRAN 57
+
+/* Predefined attribute keys (MPI_Comm_get_attr on MPI_COMM_WORLD). */
+#define MPI_TAG_UB 1
+#define MPI_HOST 2
+#define MPI_IO 3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_UNIVERSE_SIZE 5
+#define MPI_APPNUM 6
+
+/* Error classes (error codes are the classes). */
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_NO_MEM 20
+#define MPI_ERR_INFO 21
+#define MPI_ERR_KEYVAL 22
+#define MPI_ERR_UNSUPPORTED_OPERATION 23
+#define MPI_ERR_PROC_FAILED 24 /* a rank of the job died (augur: the job is then aborted) */
+#define MPI_ERR_LASTCODE 24
+
+typedef void(MPI_User_function)(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
+typedef void(MPI_Comm_errhandler_function)(MPI_Comm*, int*, ...);
+
+/* Declares MPI_name and its profiling twin PMPI_name. */
+#define AUGUR_MPI_DECL(ret, name, params) \
+  ret MPI_##name params;                  \
+  ret PMPI_##name params;
+
+/* Environment. */
+AUGUR_MPI_DECL(int, Init, (int* argc, char*** argv))
+AUGUR_MPI_DECL(int, Init_thread, (int* argc, char*** argv, int required, int* provided))
+AUGUR_MPI_DECL(int, Initialized, (int* flag))
+AUGUR_MPI_DECL(int, Finalize, (void))
+AUGUR_MPI_DECL(int, Finalized, (int* flag))
+AUGUR_MPI_DECL(int, Abort, (MPI_Comm comm, int errorcode))
+AUGUR_MPI_DECL(double, Wtime, (void))
+AUGUR_MPI_DECL(double, Wtick, (void))
+AUGUR_MPI_DECL(int, Get_processor_name, (char* name, int* resultlen))
+AUGUR_MPI_DECL(int, Get_version, (int* version, int* subversion))
+AUGUR_MPI_DECL(int, Get_library_version, (char* version, int* resultlen))
+AUGUR_MPI_DECL(int, Query_thread, (int* provided))
+AUGUR_MPI_DECL(int, Is_thread_main, (int* flag))
+AUGUR_MPI_DECL(int, Error_string, (int errorcode, char* string, int* resultlen))
+AUGUR_MPI_DECL(int, Error_class, (int errorcode, int* errorclass))
+AUGUR_MPI_DECL(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler))
+AUGUR_MPI_DECL(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler))
+AUGUR_MPI_DECL(int, Comm_create_errhandler, (MPI_Comm_errhandler_function* fn, MPI_Errhandler* errhandler))
+AUGUR_MPI_DECL(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
+AUGUR_MPI_DECL(int, Errhandler_free, (MPI_Errhandler* errhandler))
+AUGUR_MPI_DECL(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+AUGUR_MPI_DECL(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr))
+AUGUR_MPI_DECL(int, Free_mem, (void* base))
+AUGUR_MPI_DECL(int, Comm_get_attr, (MPI_Comm comm, int keyval, void* attribute_val, int* flag))
+AUGUR_MPI_DECL(int, Attr_get, (MPI_Comm comm, int keyval, void* attribute_val, int* flag))
+AUGUR_MPI_DECL(int, Pcontrol, (const int level, ...))
+
+/* Point-to-point. */
+AUGUR_MPI_DECL(int, Send, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Ssend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Rsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Bsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Recv,
+               (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm, MPI_Status* status))
+AUGUR_MPI_DECL(int, Isend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                            MPI_Request* request))
+AUGUR_MPI_DECL(int, Issend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                             MPI_Request* request))
+AUGUR_MPI_DECL(int, Irsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                             MPI_Request* request))
+AUGUR_MPI_DECL(int, Ibsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                             MPI_Request* request))
+AUGUR_MPI_DECL(int, Irecv, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                            MPI_Request* request))
+AUGUR_MPI_DECL(int, Buffer_attach, (void* buffer, int size))
+AUGUR_MPI_DECL(int, Buffer_detach, (void* buffer_addr, int* size))
+AUGUR_MPI_DECL(int, Sendrecv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                               void* recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                               MPI_Comm comm, MPI_Status* status))
+AUGUR_MPI_DECL(int, Sendrecv_replace, (void* buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                                       int source, int recvtag, MPI_Comm comm, MPI_Status* status))
+AUGUR_MPI_DECL(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status))
+AUGUR_MPI_DECL(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status))
+AUGUR_MPI_DECL(int, Get_count, (const MPI_Status* status, MPI_Datatype datatype, int* count))
+AUGUR_MPI_DECL(int, Get_elements, (const MPI_Status* status, MPI_Datatype datatype, int* count))
+AUGUR_MPI_DECL(int, Wait, (MPI_Request* request, MPI_Status* status))
+AUGUR_MPI_DECL(int, Waitall, (int count, MPI_Request requests[], MPI_Status statuses[]))
+AUGUR_MPI_DECL(int, Waitany, (int count, MPI_Request requests[], int* index, MPI_Status* status))
+AUGUR_MPI_DECL(int, Waitsome,
+               (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]))
+AUGUR_MPI_DECL(int, Test, (MPI_Request* request, int* flag, MPI_Status* status))
+AUGUR_MPI_DECL(int, Testall, (int count, MPI_Request requests[], int* flag, MPI_Status statuses[]))
+AUGUR_MPI_DECL(int, Testany, (int count, MPI_Request requests[], int* index, int* flag, MPI_Status* status))
+AUGUR_MPI_DECL(int, Testsome,
+               (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]))
+AUGUR_MPI_DECL(int, Request_free, (MPI_Request* request))
+AUGUR_MPI_DECL(int, Request_get_status, (MPI_Request request, int* flag, MPI_Status* status))
+AUGUR_MPI_DECL(int, Cancel, (MPI_Request* request))
+AUGUR_MPI_DECL(int, Test_cancelled, (const MPI_Status* status, int* flag))
+AUGUR_MPI_DECL(int, Send_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+                                MPI_Request* request))
+AUGUR_MPI_DECL(int, Ssend_init, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                                 MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Recv_init, (void* buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                                MPI_Request* request))
+AUGUR_MPI_DECL(int, Start, (MPI_Request* request))
+AUGUR_MPI_DECL(int, Startall, (int count, MPI_Request requests[]))
+
+/* Datatypes. */
+AUGUR_MPI_DECL(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype,
+                                  MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_create_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                          MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_indexed, (int count, const int blocklengths[], const int displacements[],
+                                   MPI_Datatype oldtype, MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_create_hindexed, (int count, const int blocklengths[], const MPI_Aint displacements[],
+                                           MPI_Datatype oldtype, MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_create_indexed_block, (int count, int blocklength, const int displacements[],
+                                                MPI_Datatype oldtype, MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint displacements[],
+                                                 MPI_Datatype oldtype, MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_create_subarray, (int ndims, const int sizes[], const int subsizes[], const int starts[],
+                                           int order, MPI_Datatype oldtype, MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displacements[],
+                                         const MPI_Datatype types[], MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                                          MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_commit, (MPI_Datatype* datatype))
+AUGUR_MPI_DECL(int, Type_free, (MPI_Datatype* datatype))
+AUGUR_MPI_DECL(int, Type_size, (MPI_Datatype datatype, int* size))
+AUGUR_MPI_DECL(int, Type_size_x, (MPI_Datatype datatype, MPI_Count* size))
+AUGUR_MPI_DECL(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent))
+AUGUR_MPI_DECL(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent))
+AUGUR_MPI_DECL(int, Type_extent, (MPI_Datatype datatype, MPI_Aint* extent))
+AUGUR_MPI_DECL(int, Pack, (const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
+                           int* position, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Unpack, (const void* inbuf, int insize, int* position, void* outbuf, int outcount,
+                             MPI_Datatype datatype, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int* size))
+AUGUR_MPI_DECL(int, Get_address, (const void* location, MPI_Aint* address))
+AUGUR_MPI_DECL(int, Address, (void* location, MPI_Aint* address))
+
+/* Communicators, groups, topologies. */
+AUGUR_MPI_DECL(int, Comm_size, (MPI_Comm comm, int* size))
+AUGUR_MPI_DECL(int, Comm_rank, (MPI_Comm comm, int* rank))
+AUGUR_MPI_DECL(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm))
+AUGUR_MPI_DECL(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm))
+AUGUR_MPI_DECL(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm))
+AUGUR_MPI_DECL(int, Comm_free, (MPI_Comm* comm))
+AUGUR_MPI_DECL(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result))
+AUGUR_MPI_DECL(int, Comm_group, (MPI_Comm comm, MPI_Group* group))
+AUGUR_MPI_DECL(int, Comm_test_inter, (MPI_Comm comm, int* flag))
+AUGUR_MPI_DECL(int, Comm_set_name, (MPI_Comm comm, const char* name))
+AUGUR_MPI_DECL(int, Comm_get_name, (MPI_Comm comm, char* name, int* resultlen))
+AUGUR_MPI_DECL(int, Group_size, (MPI_Group group, int* size))
+AUGUR_MPI_DECL(int, Group_rank, (MPI_Group group, int* rank))
+AUGUR_MPI_DECL(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup))
+AUGUR_MPI_DECL(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup))
+AUGUR_MPI_DECL(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup))
+AUGUR_MPI_DECL(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup))
+AUGUR_MPI_DECL(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup))
+AUGUR_MPI_DECL(int, Group_translate_ranks, (MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
+                                            int ranks2[]))
+AUGUR_MPI_DECL(int, Group_compare, (MPI_Group group1, MPI_Group group2, int* result))
+AUGUR_MPI_DECL(int, Group_free, (MPI_Group* group))
+AUGUR_MPI_DECL(int, Dims_create, (int nnodes, int ndims, int dims[]))
+AUGUR_MPI_DECL(int, Cart_create, (MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
+                                  int reorder, MPI_Comm* comm_cart))
+AUGUR_MPI_DECL(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]))
+AUGUR_MPI_DECL(int, Cart_rank, (MPI_Comm comm, const int coords[], int* rank))
+AUGUR_MPI_DECL(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest))
+AUGUR_MPI_DECL(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm))
+AUGUR_MPI_DECL(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
+AUGUR_MPI_DECL(int, Cartdim_get, (MPI_Comm comm, int* ndims))
+AUGUR_MPI_DECL(int, Topo_test, (MPI_Comm comm, int* status))
+
+/* Collectives and reduction operations. */
+AUGUR_MPI_DECL(int, Barrier, (MPI_Comm comm))
+AUGUR_MPI_DECL(int, Bcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Reduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             int root, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Allreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm))
+AUGUR_MPI_DECL(int, Gather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                             int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Gatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                              MPI_Comm comm))
+AUGUR_MPI_DECL(int, Scatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Scatterv, (const void* sendbuf, const int sendcounts[], const int displs[],
+                               MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                               MPI_Comm comm))
+AUGUR_MPI_DECL(int, Allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Reduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Reduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount,
+                                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Scan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                           MPI_Comm comm))
+AUGUR_MPI_DECL(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                             MPI_Comm comm))
+AUGUR_MPI_DECL(int, Op_create, (MPI_User_function* user_fn, int commute, MPI_Op* op))
+AUGUR_MPI_DECL(int, Op_free, (MPI_Op* op))
+AUGUR_MPI_DECL(int, Op_commutative, (MPI_Op op, int* commute))
+AUGUR_MPI_DECL(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+
+/* Handle conversion (handles are the same numbers in C and Fortran). */
+AUGUR_MPI_DECL(MPI_Comm, Comm_f2c, (MPI_Fint comm))
+AUGUR_MPI_DECL(MPI_Fint, Comm_c2f, (MPI_Comm comm))
+AUGUR_MPI_DECL(MPI_Datatype, Type_f2c, (MPI_Fint datatype))
+AUGUR_MPI_DECL(MPI_Fint, Type_c2f, (MPI_Datatype datatype))
+AUGUR_MPI_DECL(MPI_Group, Group_f2c, (MPI_Fint group))
+AUGUR_MPI_DECL(MPI_Fint, Group_c2f, (MPI_Group group))
+AUGUR_MPI_DECL(MPI_Request, Request_f2c, (MPI_Fint request))
+AUGUR_MPI_DECL(MPI_Fint, Request_c2f, (MPI_Request request))
+AUGUR_MPI_DECL(MPI_Op, Op_f2c, (MPI_Fint op))
+AUGUR_MPI_DECL(MPI_Fint, Op_c2f, (MPI_Op op))
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* AUGUR_MPI_H */

@@ -1,0 +1,554 @@
+// Communicators, groups and cartesian topologies. A communicator is a list of world ranks and
+// an id; its point-to-point and collective traffic use engine contexts 2*id and 2*id+1. Ids are
+// agreed with an allreduce(MAX) of every member's next free id, so an id is never reused by a
+// process and both ends of every message agree on it.
+#include <algorithm>
+#include <cstring>
+#include <numeric>
+#include <string>
+
+#include "shim.h"
+
+namespace augur::mpi {
+
+CommPtr make_comm(std::uint32_t id, std::vector<int> world_ranks, int my_world) {
+  auto c = std::make_shared<Comm>();
+  c->id = id;
+  c->world = std::move(world_ranks);
+  c->size = static_cast<int>(c->world.size());
+  c->rank_of.assign(static_cast<std::size_t>(S().world_size), -1);
+  for (int i = 0; i < c->size; ++i) c->rank_of[static_cast<std::size_t>(c->world[static_cast<std::size_t>(i)])] = i;
+  c->rank = c->rank_of[static_cast<std::size_t>(my_world)];
+  return c;
+}
+
+Result<std::uint32_t> agree_comm_id(const CommPtr& parent) {
+  std::uint32_t mine = S().next_comm_id, id = 0;
+  Err e = allreduce_impl(&mine, &id, 1, MPI_UNSIGNED, MPI_MAX, parent);
+  if (!e.ok()) return Status(Code::kInternal, e.msg);
+  S().next_comm_id = id + 1;
+  return id;
+}
+
+}  // namespace augur::mpi
+
+using namespace augur::mpi;
+
+namespace {
+
+// Creates the communicator, unless this process is not in `world_ranks`.
+MPI_Comm add_comm(std::uint32_t id, std::vector<int> world_ranks, const Comm& parent) {
+  const int me = S().world_rank;
+  if (std::find(world_ranks.begin(), world_ranks.end(), me) == world_ranks.end()) return MPI_COMM_NULL;
+  auto c = make_comm(id, std::move(world_ranks), me);
+  c->eh = parent.eh;
+  return new_comm(std::move(c));
+}
+
+Err agree(const CommPtr& parent, std::uint32_t* id) {
+  auto r = agree_comm_id(parent);
+  if (!r.ok()) return err(MPI_ERR_INTERN, r.status().message());
+  *id = r.value();
+  return ok();
+}
+
+Err check_running_comm(MPI_Comm comm) {
+  AUGUR_ERR_RETURN(check_running());
+  return check_comm(comm);
+}
+
+Err split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
+  AUGUR_ERR_RETURN(check_running_comm(comm));
+  if (newcomm == nullptr) return err(MPI_ERR_ARG, "null newcomm");
+  if (color < 0 && color != MPI_UNDEFINED) return err(MPI_ERR_ARG, "negative color " + std::to_string(color));
+  CommPtr c = comm_ptr(comm);
+  std::vector<int> all(static_cast<std::size_t>(2 * c->size));
+  const int mine[2] = {color, key};
+  AUGUR_ERR_RETURN(allgather_impl(mine, 2, type_ptr(MPI_INT), all.data(), 2, type_ptr(MPI_INT), c));
+  std::uint32_t id = 0;
+  AUGUR_ERR_RETURN(agree(c, &id));
+  if (color == MPI_UNDEFINED) {
+    *newcomm = MPI_COMM_NULL;
+    return ok();
+  }
+  std::vector<int> members;
+  for (int r = 0; r < c->size; ++r) {
+    if (all[static_cast<std::size_t>(2 * r)] == color) members.push_back(r);
+  }
+  std::stable_sort(members.begin(), members.end(), [&](int a, int b) {
+    return all[static_cast<std::size_t>(2 * a + 1)] < all[static_cast<std::size_t>(2 * b + 1)];
+  });
+  std::vector<int> world;
+  for (int r : members) world.push_back(c->world[static_cast<std::size_t>(r)]);
+  *newcomm = add_comm(id, std::move(world), *c);
+  return ok();
+}
+
+}  // namespace
+
+AUGUR_MPI_FN(int, Comm_size, (MPI_Comm comm, int* size), (comm, size)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_size", check_running_comm(comm));
+  if (size == nullptr) return raise(comm, "MPI_Comm_size", err(MPI_ERR_ARG, "null argument"));
+  *size = comm_of(comm)->size;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_rank, (MPI_Comm comm, int* rank), (comm, rank)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_rank", check_running_comm(comm));
+  if (rank == nullptr) return raise(comm, "MPI_Comm_rank", err(MPI_ERR_ARG, "null argument"));
+  *rank = comm_of(comm)->rank;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", check_running_comm(comm));
+  if (newcomm == nullptr) return raise(comm, "MPI_Comm_dup", err(MPI_ERR_ARG, "null newcomm"));
+  CommPtr c = comm_ptr(comm);
+  std::uint32_t id = 0;
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", agree(c, &id));
+  auto d = make_comm(id, c->world, S().world_rank);
+  d->eh = c->eh;
+  d->cart = c->cart;
+  d->dims = c->dims;
+  d->periods = c->periods;
+  *newcomm = new_comm(std::move(d));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_split, (MPI_Comm comm, int color, int key, MPI_Comm* newcomm), (comm, color, key, newcomm)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_split", split(comm, color, key, newcomm));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcomm), (comm, group, newcomm)) {
+  const char* fn = "MPI_Comm_create";
+  AUGUR_MPI_CHECK(comm, fn, check_running_comm(comm));
+  if (newcomm == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null newcomm"));
+  const Group* g = group_of(group);
+  if (g == nullptr) return raise(comm, fn, err(MPI_ERR_GROUP, "invalid group"));
+  CommPtr c = comm_ptr(comm);
+  for (int w : g->world) {
+    if (c->rank_of[static_cast<std::size_t>(w)] < 0) {
+      return raise(comm, fn, err(MPI_ERR_GROUP, "group is not a subset of the communicator"));
+    }
+  }
+  std::uint32_t id = 0;
+  AUGUR_MPI_CHECK(comm, fn, agree(c, &id));
+  *newcomm = add_comm(id, g->world, *c);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_free, (MPI_Comm * comm), (comm)) {
+  if (comm == nullptr) return raise(MPI_COMM_WORLD, "MPI_Comm_free", err(MPI_ERR_ARG, "null argument"));
+  AUGUR_MPI_CHECK(*comm, "MPI_Comm_free", check_running_comm(*comm));
+  if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
+    return raise(*comm, "MPI_Comm_free", err(MPI_ERR_COMM, "cannot free a predefined communicator"));
+  }
+  S().comms[static_cast<std::size_t>(*comm)].reset();  // pending requests keep their own reference
+  *comm = MPI_COMM_NULL;
+  return MPI_SUCCESS;
+}
+
+namespace {
+int compare_lists(const std::vector<int>& a, const std::vector<int>& b, int same) {
+  if (a == b) return same;
+  auto sa = a, sb = b;
+  std::sort(sa.begin(), sa.end());
+  std::sort(sb.begin(), sb.end());
+  return sa == sb ? MPI_SIMILAR : MPI_UNEQUAL;
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result), (comm1, comm2, result)) {
+  AUGUR_MPI_CHECK(comm1, "MPI_Comm_compare", check_running_comm(comm1));
+  AUGUR_MPI_CHECK(comm2, "MPI_Comm_compare", check_comm(comm2));
+  if (result == nullptr) return raise(comm1, "MPI_Comm_compare", err(MPI_ERR_ARG, "null argument"));
+  *result = comm1 == comm2 ? MPI_IDENT : compare_lists(comm_of(comm1)->world, comm_of(comm2)->world, MPI_CONGRUENT);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group* group), (comm, group)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_group", check_running_comm(comm));
+  if (group == nullptr) return raise(comm, "MPI_Comm_group", err(MPI_ERR_ARG, "null argument"));
+  auto g = std::make_shared<Group>();
+  g->world = comm_of(comm)->world;
+  *group = new_group(std::move(g));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_test_inter, (MPI_Comm comm, int* flag), (comm, flag)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_test_inter", check_running_comm(comm));
+  if (flag == nullptr) return raise(comm, "MPI_Comm_test_inter", err(MPI_ERR_ARG, "null argument"));
+  *flag = 0;  // intercommunicators do not exist here
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_set_name, (MPI_Comm comm, const char* name), (comm, name)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_set_name", check_running_comm(comm));
+  if (name == nullptr) return raise(comm, "MPI_Comm_set_name", err(MPI_ERR_ARG, "null argument"));
+  comm_of(comm)->name.assign(name, strnlen(name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_get_name, (MPI_Comm comm, char* name, int* resultlen), (comm, name, resultlen)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_get_name", check_running_comm(comm));
+  if (name == nullptr || resultlen == nullptr) return raise(comm, "MPI_Comm_get_name", err(MPI_ERR_ARG, "null argument"));
+  const std::string& n = comm_of(comm)->name;
+  std::memcpy(name, n.c_str(), n.size() + 1);
+  *resultlen = static_cast<int>(n.size());
+  return MPI_SUCCESS;
+}
+
+// --- groups ----------------------------------------------------------------------------------
+
+namespace {
+Err check_group(MPI_Group g) {
+  AUGUR_ERR_RETURN(check_running());
+  if (group_of(g) == nullptr) return err(MPI_ERR_GROUP, "invalid group handle " + std::to_string(g));
+  return ok();
+}
+
+int new_group_of(std::vector<int> world) {
+  auto g = std::make_shared<Group>();
+  g->world = std::move(world);
+  return new_group(std::move(g));
+}
+
+Err check_rank_list(const Group& g, int n, const int ranks[]) {
+  if (n < 0 || n > static_cast<int>(g.world.size())) return err(MPI_ERR_ARG, "bad rank count " + std::to_string(n));
+  if (n > 0 && ranks == nullptr) return err(MPI_ERR_ARG, "null rank array");
+  std::vector<bool> seen(g.world.size());
+  for (int i = 0; i < n; ++i) {
+    if (ranks[i] < 0 || ranks[i] >= static_cast<int>(g.world.size())) {
+      return err(MPI_ERR_RANK, "rank " + std::to_string(ranks[i]) + " not in the group");
+    }
+    if (seen[static_cast<std::size_t>(ranks[i])]) return err(MPI_ERR_RANK, "rank " + std::to_string(ranks[i]) + " twice");
+    seen[static_cast<std::size_t>(ranks[i])] = true;
+  }
+  return ok();
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Group_size, (MPI_Group group, int* size), (group, size)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_size", check_group(group));
+  if (size == nullptr) return raise(MPI_COMM_WORLD, "MPI_Group_size", err(MPI_ERR_ARG, "null argument"));
+  *size = static_cast<int>(group_of(group)->world.size());
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Group_rank, (MPI_Group group, int* rank), (group, rank)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_rank", check_group(group));
+  if (rank == nullptr) return raise(MPI_COMM_WORLD, "MPI_Group_rank", err(MPI_ERR_ARG, "null argument"));
+  *rank = group_of(group)->rank_of_world(S().world_rank);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Group_incl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup),
+             (group, n, ranks, newgroup)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_incl", check_group(group));
+  const Group& g = *group_of(group);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_incl", check_rank_list(g, n, ranks));
+  if (newgroup == nullptr) return raise(MPI_COMM_WORLD, "MPI_Group_incl", err(MPI_ERR_ARG, "null argument"));
+  std::vector<int> w;
+  for (int i = 0; i < n; ++i) w.push_back(g.world[static_cast<std::size_t>(ranks[i])]);
+  *newgroup = new_group_of(std::move(w));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Group* newgroup),
+             (group, n, ranks, newgroup)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_excl", check_group(group));
+  const Group& g = *group_of(group);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_excl", check_rank_list(g, n, ranks));
+  if (newgroup == nullptr) return raise(MPI_COMM_WORLD, "MPI_Group_excl", err(MPI_ERR_ARG, "null argument"));
+  std::vector<bool> drop(g.world.size());
+  for (int i = 0; i < n; ++i) drop[static_cast<std::size_t>(ranks[i])] = true;
+  std::vector<int> w;
+  for (std::size_t i = 0; i < g.world.size(); ++i) {
+    if (!drop[i]) w.push_back(g.world[i]);
+  }
+  *newgroup = new_group_of(std::move(w));
+  return MPI_SUCCESS;
+}
+
+namespace {
+int set_op(const char* fn, MPI_Group g1, MPI_Group g2, MPI_Group* out, int which) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_group(g1));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_group(g2));
+  if (out == nullptr) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null argument"));
+  const auto& a = group_of(g1)->world;
+  const auto& b = group_of(g2)->world;
+  auto in_b = [&](int w) { return std::find(b.begin(), b.end(), w) != b.end(); };
+  std::vector<int> w;
+  if (which == 0) {  // union: a, then b's members not in a
+    w = a;
+    for (int x : b) {
+      if (std::find(a.begin(), a.end(), x) == a.end()) w.push_back(x);
+    }
+  } else {
+    for (int x : a) {
+      if (in_b(x) == (which == 1)) w.push_back(x);  // 1: intersection, 2: difference
+    }
+  }
+  *out = w.empty() ? MPI_GROUP_EMPTY : new_group_of(std::move(w));
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Group_union, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup), (group1, group2, newgroup)) {
+  return set_op("MPI_Group_union", group1, group2, newgroup, 0);
+}
+AUGUR_MPI_FN(int, Group_intersection, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup),
+             (group1, group2, newgroup)) {
+  return set_op("MPI_Group_intersection", group1, group2, newgroup, 1);
+}
+AUGUR_MPI_FN(int, Group_difference, (MPI_Group group1, MPI_Group group2, MPI_Group* newgroup),
+             (group1, group2, newgroup)) {
+  return set_op("MPI_Group_difference", group1, group2, newgroup, 2);
+}
+
+AUGUR_MPI_FN(int, Group_translate_ranks,
+             (MPI_Group group1, int n, const int ranks1[], MPI_Group group2, int ranks2[]),
+             (group1, n, ranks1, group2, ranks2)) {
+  const char* fn = "MPI_Group_translate_ranks";
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_group(group1));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_group(group2));
+  if (n < 0 || (n > 0 && (ranks1 == nullptr || ranks2 == nullptr))) {
+    return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "bad count or null array"));
+  }
+  const Group& a = *group_of(group1);
+  const Group& b = *group_of(group2);
+  for (int i = 0; i < n; ++i) {
+    if (ranks1[i] == MPI_PROC_NULL) {
+      ranks2[i] = MPI_PROC_NULL;
+      continue;
+    }
+    if (ranks1[i] < 0 || ranks1[i] >= static_cast<int>(a.world.size())) {
+      return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_RANK, "rank " + std::to_string(ranks1[i]) + " not in group1"));
+    }
+    ranks2[i] = b.rank_of_world(a.world[static_cast<std::size_t>(ranks1[i])]);
+  }
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Group_compare, (MPI_Group group1, MPI_Group group2, int* result), (group1, group2, result)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_compare", check_group(group1));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_compare", check_group(group2));
+  if (result == nullptr) return raise(MPI_COMM_WORLD, "MPI_Group_compare", err(MPI_ERR_ARG, "null argument"));
+  *result = compare_lists(group_of(group1)->world, group_of(group2)->world, MPI_IDENT);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Group_free, (MPI_Group * group), (group)) {
+  if (group == nullptr) return raise(MPI_COMM_WORLD, "MPI_Group_free", err(MPI_ERR_ARG, "null argument"));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_free", check_group(*group));
+  if (*group != MPI_GROUP_EMPTY) S().groups[static_cast<std::size_t>(*group)].reset();
+  *group = MPI_GROUP_NULL;
+  return MPI_SUCCESS;
+}
+
+// --- cartesian topologies --------------------------------------------------------------------
+
+AUGUR_MPI_FN(int, Dims_create, (int nnodes, int ndims, int dims[]), (nnodes, ndims, dims)) {
+  const char* fn = "MPI_Dims_create";
+  if (nnodes <= 0 || ndims <= 0 || dims == nullptr) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "bad arguments"));
+  int fixed = 1, free_dims = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] < 0) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_DIMS, "negative dimension"));
+    if (dims[i] > 0) {
+      fixed *= dims[i];
+    } else {
+      ++free_dims;
+    }
+  }
+  if (nnodes % fixed != 0) {
+    return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_DIMS, std::to_string(nnodes) + " nodes do not divide into the fixed dimensions"));
+  }
+  if (free_dims == 0) {
+    if (fixed != nnodes) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_DIMS, "dimensions do not multiply to nnodes"));
+    return MPI_SUCCESS;
+  }
+  // Largest prime factors first, each to the currently smallest free dimension: balanced.
+  int left = nnodes / fixed;
+  std::vector<int> primes;
+  for (int p = 2; p * p <= left; ++p) {
+    while (left % p == 0) {
+      primes.push_back(p);
+      left /= p;
+    }
+  }
+  if (left > 1) primes.push_back(left);
+  std::vector<int> f(static_cast<std::size_t>(free_dims), 1);
+  for (auto it = primes.rbegin(); it != primes.rend(); ++it) *std::min_element(f.begin(), f.end()) *= *it;
+  std::sort(f.begin(), f.end(), std::greater<>());
+  std::size_t k = 0;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] == 0) dims[i] = f[k++];
+  }
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Cart_create,
+             (MPI_Comm comm_old, int ndims, const int dims[], const int periods[], int reorder, MPI_Comm* comm_cart),
+             (comm_old, ndims, dims, periods, reorder, comm_cart)) {
+  (void)reorder;  // ranks keep their order
+  const char* fn = "MPI_Cart_create";
+  AUGUR_MPI_CHECK(comm_old, fn, check_running_comm(comm_old));
+  if (ndims < 0 || (ndims > 0 && (dims == nullptr || periods == nullptr)) || comm_cart == nullptr) {
+    return raise(comm_old, fn, err(MPI_ERR_ARG, "bad ndims or null argument"));
+  }
+  CommPtr c = comm_ptr(comm_old);
+  int n = 1;
+  for (int i = 0; i < ndims; ++i) {
+    if (dims[i] <= 0) return raise(comm_old, fn, err(MPI_ERR_DIMS, "dimension " + std::to_string(i) + " is not positive"));
+    n *= dims[i];
+  }
+  if (n > c->size) {
+    return raise(comm_old, fn, err(MPI_ERR_DIMS, "grid of " + std::to_string(n) + " needs more than the " +
+                                                     std::to_string(c->size) + " processes"));
+  }
+  std::uint32_t id = 0;
+  AUGUR_MPI_CHECK(comm_old, fn, agree(c, &id));
+  std::vector<int> world(c->world.begin(), c->world.begin() + n);
+  *comm_cart = add_comm(id, std::move(world), *c);
+  if (*comm_cart != MPI_COMM_NULL) {
+    Comm& cc = *comm_of(*comm_cart);
+    cc.cart = true;
+    cc.dims.assign(dims, dims + ndims);
+    cc.periods.assign(periods, periods + ndims);
+    for (auto& p : cc.periods) p = p != 0;
+  }
+  return MPI_SUCCESS;
+}
+
+namespace {
+Err check_cart(MPI_Comm comm) {
+  AUGUR_ERR_RETURN(check_running_comm(comm));
+  if (!comm_of(comm)->cart) return err(MPI_ERR_TOPOLOGY, "communicator has no cartesian topology");
+  return ok();
+}
+void coords_of(const Comm& c, int rank, int* coords) {
+  for (int i = static_cast<int>(c.dims.size()) - 1; i >= 0; --i) {
+    const int d = c.dims[static_cast<std::size_t>(i)];
+    coords[i] = rank % d;
+    rank /= d;
+  }
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Cart_coords, (MPI_Comm comm, int rank, int maxdims, int coords[]), (comm, rank, maxdims, coords)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Cart_coords", check_cart(comm));
+  const Comm& c = *comm_of(comm);
+  if (rank < 0 || rank >= c.size) return raise(comm, "MPI_Cart_coords", err(MPI_ERR_RANK, "invalid rank " + std::to_string(rank)));
+  if (maxdims < static_cast<int>(c.dims.size()) || coords == nullptr) {
+    return raise(comm, "MPI_Cart_coords", err(MPI_ERR_ARG, "maxdims too small or null coords"));
+  }
+  coords_of(c, rank, coords);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Cart_rank, (MPI_Comm comm, const int coords[], int* rank), (comm, coords, rank)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Cart_rank", check_cart(comm));
+  if (rank == nullptr || coords == nullptr) return raise(comm, "MPI_Cart_rank", err(MPI_ERR_ARG, "null argument"));
+  const Comm& c = *comm_of(comm);
+  int r = 0;
+  for (std::size_t i = 0; i < c.dims.size(); ++i) {
+    int x = coords[i];
+    const int d = c.dims[i];
+    if (c.periods[i]) {
+      x = ((x % d) + d) % d;
+    } else if (x < 0 || x >= d) {
+      return raise(comm, "MPI_Cart_rank", err(MPI_ERR_ARG, "coordinate " + std::to_string(x) + " outside dimension " + std::to_string(i)));
+    }
+    r = r * d + x;
+  }
+  *rank = r;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Cart_shift, (MPI_Comm comm, int direction, int disp, int* rank_source, int* rank_dest),
+             (comm, direction, disp, rank_source, rank_dest)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Cart_shift", check_cart(comm));
+  const Comm& c = *comm_of(comm);
+  if (direction < 0 || direction >= static_cast<int>(c.dims.size()) || rank_source == nullptr || rank_dest == nullptr) {
+    return raise(comm, "MPI_Cart_shift", err(MPI_ERR_ARG, "bad direction or null argument"));
+  }
+  std::vector<int> co(c.dims.size());
+  coords_of(c, c.rank, co.data());
+  auto at = [&](int delta) {
+    std::vector<int> x = co;
+    const auto dir = static_cast<std::size_t>(direction);
+    const int d = c.dims[dir];
+    x[dir] += delta;
+    if (c.periods[dir]) {
+      x[dir] = ((x[dir] % d) + d) % d;
+    } else if (x[dir] < 0 || x[dir] >= d) {
+      return MPI_PROC_NULL;
+    }
+    int r = 0;
+    for (std::size_t i = 0; i < c.dims.size(); ++i) r = r * c.dims[i] + x[i];
+    return r;
+  };
+  *rank_dest = at(disp);
+  *rank_source = at(-disp);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm* newcomm), (comm, remain_dims, newcomm)) {
+  const char* fn = "MPI_Cart_sub";
+  AUGUR_MPI_CHECK(comm, fn, check_cart(comm));
+  if (remain_dims == nullptr || newcomm == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null argument"));
+  const Comm& c = *comm_of(comm);
+  std::vector<int> co(c.dims.size());
+  coords_of(c, c.rank, co.data());
+  int color = 0, key = 0;
+  std::vector<int> kept;
+  for (std::size_t i = 0; i < c.dims.size(); ++i) {
+    if (remain_dims[i]) {
+      key = key * c.dims[i] + co[i];
+      kept.push_back(c.dims[i]);
+    } else {
+      color = color * c.dims[i] + co[i];
+    }
+  }
+  std::vector<int> periods;
+  for (std::size_t i = 0; i < c.dims.size(); ++i) {
+    if (remain_dims[i]) periods.push_back(c.periods[i]);
+  }
+  AUGUR_MPI_CHECK(comm, fn, split(comm, color, key, newcomm));
+  Comm& nc = *comm_of(*newcomm);
+  nc.cart = true;
+  nc.dims = kept.empty() ? std::vector<int>{1} : kept;
+  nc.periods = periods.empty() ? std::vector<int>{0} : periods;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]),
+             (comm, maxdims, dims, periods, coords)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Cart_get", check_cart(comm));
+  const Comm& c = *comm_of(comm);
+  const int n = static_cast<int>(c.dims.size());
+  if (maxdims < n || (n > 0 && (dims == nullptr || periods == nullptr || coords == nullptr))) {
+    return raise(comm, "MPI_Cart_get", err(MPI_ERR_ARG, "maxdims too small or null argument"));
+  }
+  for (int i = 0; i < n; ++i) {
+    dims[i] = c.dims[static_cast<std::size_t>(i)];
+    periods[i] = c.periods[static_cast<std::size_t>(i)];
+  }
+  coords_of(c, c.rank, coords);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Cartdim_get, (MPI_Comm comm, int* ndims), (comm, ndims)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Cartdim_get", check_cart(comm));
+  if (ndims == nullptr) return raise(comm, "MPI_Cartdim_get", err(MPI_ERR_ARG, "null argument"));
+  *ndims = static_cast<int>(comm_of(comm)->dims.size());
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Topo_test, (MPI_Comm comm, int* status), (comm, status)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Topo_test", check_running_comm(comm));
+  if (status == nullptr) return raise(comm, "MPI_Topo_test", err(MPI_ERR_ARG, "null argument"));
+  *status = comm_of(comm)->cart ? MPI_CART : MPI_UNDEFINED;
+  return MPI_SUCCESS;
+}

@@ -1,0 +1,542 @@
+// Datatypes: the predefined types and the derived-type constructors, built as relations/
+// Datatype trees; pack/unpack over the flattened type map (one copy's byte runs, repeated at the
+// extent).
+#include <cstring>
+#include <limits>
+#include <span>
+#include <string>
+
+#include "shim.h"
+
+namespace augur::mpi {
+
+bool is_pair(Elem e) { return e >= Elem::kFloatInt; }
+
+std::int64_t elem_size(Elem e) {
+  switch (e) {
+    case Elem::kChar: case Elem::kI8: case Elem::kU8: case Elem::kBool: case Elem::kByte: return 1;
+    case Elem::kI16: case Elem::kU16: return 2;
+    case Elem::kI32: case Elem::kU32: case Elem::kF32: case Elem::kWchar: return 4;
+    case Elem::kI64: case Elem::kU64: case Elem::kF64: case Elem::kC32: return 8;
+    case Elem::kLD: case Elem::kC64: return 16;
+    case Elem::kCLD: return 32;
+    default: return 0;  // mixed and pairs: not a fixed-size element run
+  }
+}
+
+Err Type::prepare() {
+  if (committed) return ok();
+  auto r = dt.Flatten(1);
+  if (!r.ok()) return err(MPI_ERR_TYPE, r.status().to_string());
+  runs = std::move(r.value());
+  contig = size == 0 || (runs.size() == 1 && runs[0].length == size && extent == size);
+  committed = true;
+  return ok();
+}
+
+void pack(const void* buf, std::int64_t count, const Type& t, std::byte* out) {
+  if (t.size == 0 || count == 0) return;
+  const auto* base = static_cast<const std::byte*>(buf);
+  if (t.contig) {
+    std::memcpy(out, base + t.runs[0].offset, static_cast<std::size_t>(count * t.size));
+    return;
+  }
+  for (std::int64_t k = 0; k < count; ++k) {
+    const std::byte* copy = base + k * t.extent;
+    for (const auto& run : t.runs) {
+      std::memcpy(out, copy + run.offset, static_cast<std::size_t>(run.length));
+      out += run.length;
+    }
+  }
+}
+
+void unpack(const std::byte* in, std::size_t nbytes, void* buf, std::int64_t count, const Type& t) {
+  if (t.size == 0 || count == 0 || nbytes == 0) return;
+  auto* base = static_cast<std::byte*>(buf);
+  std::size_t left = nbytes;
+  if (t.contig) {
+    const auto n = std::min(left, static_cast<std::size_t>(count * t.size));
+    std::memcpy(base + t.runs[0].offset, in, n);
+    return;
+  }
+  for (std::int64_t k = 0; k < count && left > 0; ++k) {
+    std::byte* copy = base + k * t.extent;
+    for (const auto& run : t.runs) {
+      const auto n = std::min(left, static_cast<std::size_t>(run.length));
+      std::memcpy(copy + run.offset, in, n);
+      in += n;
+      left -= n;
+      if (left == 0) return;
+    }
+  }
+}
+
+TypedBuf::TypedBuf(const Type& t, std::int64_t count) {
+  const std::int64_t span = count <= 0 ? 0 : (count - 1) * t.extent + t.true_extent;
+  mem_.resize(static_cast<std::size_t>(span > 0 ? span : 1));
+  ptr_ = mem_.data() - t.true_lb;
+}
+
+Err local_copy(const void* src, std::int64_t count, const Type& st, void* dst, std::int64_t rcount, const Type& rt) {
+  const std::int64_t n = count * st.size;
+  if (n > rcount * rt.size) return err(MPI_ERR_TRUNCATE, "local copy of " + std::to_string(n) + " bytes into " +
+                                                             std::to_string(rcount * rt.size));
+  std::vector<std::byte> tmp(static_cast<std::size_t>(n));
+  pack(src, count, st, tmp.data());
+  unpack(tmp.data(), tmp.size(), dst, rcount, rt);
+  return ok();
+}
+
+namespace {
+
+TypePtr make_type(relations::Datatype dt, Elem elem, std::int64_t nelems) {
+  auto t = std::make_shared<Type>(std::move(dt));
+  t->elem = elem;
+  t->nelems = nelems;
+  t->size = t->dt.size();
+  t->lb = t->dt.lb();
+  t->extent = t->dt.extent();
+  t->true_lb = t->dt.true_lb();
+  t->true_extent = t->dt.true_extent();
+  return t;
+}
+
+struct Predef {
+  MPI_Datatype handle;
+  const char* name;
+  std::int64_t size;
+  std::int64_t align;
+  Elem elem;
+};
+
+constexpr Predef kPredef[] = {
+    {MPI_CHAR, "MPI_CHAR", 1, 1, Elem::kChar},
+    {MPI_SIGNED_CHAR, "MPI_SIGNED_CHAR", 1, 1, Elem::kI8},
+    {MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1, Elem::kU8},
+    {MPI_BYTE, "MPI_BYTE", 1, 1, Elem::kByte},
+    {MPI_WCHAR, "MPI_WCHAR", 4, 4, Elem::kWchar},
+    {MPI_SHORT, "MPI_SHORT", 2, 2, Elem::kI16},
+    {MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", 2, 2, Elem::kU16},
+    {MPI_INT, "MPI_INT", 4, 4, Elem::kI32},
+    {MPI_UNSIGNED, "MPI_UNSIGNED", 4, 4, Elem::kU32},
+    {MPI_LONG, "MPI_LONG", 8, 8, Elem::kI64},
+    {MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", 8, 8, Elem::kU64},
+    {MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", 8, 8, Elem::kI64},
+    {MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", 8, 8, Elem::kU64},
+    {MPI_FLOAT, "MPI_FLOAT", 4, 4, Elem::kF32},
+    {MPI_DOUBLE, "MPI_DOUBLE", 8, 8, Elem::kF64},
+    {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", 16, 16, Elem::kLD},
+    {MPI_INT8_T, "MPI_INT8_T", 1, 1, Elem::kI8},
+    {MPI_INT16_T, "MPI_INT16_T", 2, 2, Elem::kI16},
+    {MPI_INT32_T, "MPI_INT32_T", 4, 4, Elem::kI32},
+    {MPI_INT64_T, "MPI_INT64_T", 8, 8, Elem::kI64},
+    {MPI_UINT8_T, "MPI_UINT8_T", 1, 1, Elem::kU8},
+    {MPI_UINT16_T, "MPI_UINT16_T", 2, 2, Elem::kU16},
+    {MPI_UINT32_T, "MPI_UINT32_T", 4, 4, Elem::kU32},
+    {MPI_UINT64_T, "MPI_UINT64_T", 8, 8, Elem::kU64},
+    {MPI_C_BOOL, "MPI_C_BOOL", 1, 1, Elem::kBool},
+    {MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", 8, 4, Elem::kC32},
+    {MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 16, 8, Elem::kC64},
+    {MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", 32, 16, Elem::kCLD},
+    {MPI_AINT, "MPI_AINT", 8, 8, Elem::kI64},
+    {MPI_OFFSET, "MPI_OFFSET", 8, 8, Elem::kI64},
+    {MPI_COUNT, "MPI_COUNT", 8, 8, Elem::kI64},
+    {MPI_PACKED, "MPI_PACKED", 1, 1, Elem::kByte},
+    {MPI_INTEGER, "MPI_INTEGER", 4, 4, Elem::kI32},
+    {MPI_REAL, "MPI_REAL", 4, 4, Elem::kF32},
+    {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8, 8, Elem::kF64},
+    {MPI_COMPLEX, "MPI_COMPLEX", 8, 4, Elem::kC32},
+    {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16, 8, Elem::kC64},
+    {MPI_LOGICAL, "MPI_LOGICAL", 4, 4, Elem::kI32},
+    {MPI_CHARACTER, "MPI_CHARACTER", 1, 1, Elem::kChar},
+    {MPI_INTEGER1, "MPI_INTEGER1", 1, 1, Elem::kI8},
+    {MPI_INTEGER2, "MPI_INTEGER2", 2, 2, Elem::kI16},
+    {MPI_INTEGER4, "MPI_INTEGER4", 4, 4, Elem::kI32},
+    {MPI_INTEGER8, "MPI_INTEGER8", 8, 8, Elem::kI64},
+    {MPI_REAL4, "MPI_REAL4", 4, 4, Elem::kF32},
+    {MPI_REAL8, "MPI_REAL8", 8, 8, Elem::kF64},
+    {MPI_CXX_BOOL, "MPI_CXX_BOOL", 1, 1, Elem::kBool},
+};
+
+struct Pair {
+  MPI_Datatype handle;
+  const char* name;
+  std::int64_t vsize;  // value
+  std::int64_t isize;  // index (or second value)
+  std::int64_t ioff;
+  Elem elem;
+};
+constexpr Pair kPairs[] = {
+    {MPI_FLOAT_INT, "MPI_FLOAT_INT", 4, 4, 4, Elem::kFloatInt},
+    {MPI_DOUBLE_INT, "MPI_DOUBLE_INT", 8, 4, 8, Elem::kDoubleInt},
+    {MPI_LONG_INT, "MPI_LONG_INT", 8, 4, 8, Elem::kLongInt},
+    {MPI_2INT, "MPI_2INT", 4, 4, 4, Elem::k2Int},
+    {MPI_SHORT_INT, "MPI_SHORT_INT", 2, 4, 4, Elem::kShortInt},
+    {MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", 16, 4, 16, Elem::kLDInt},
+    {MPI_2INTEGER, "MPI_2INTEGER", 4, 4, 4, Elem::k2Int},
+    {MPI_2REAL, "MPI_2REAL", 4, 4, 4, Elem::k2Float},
+    {MPI_2DOUBLE_PRECISION, "MPI_2DOUBLE_PRECISION", 8, 8, 8, Elem::k2Double},
+};
+
+void set_slot(MPI_Datatype h, TypePtr t) {
+  auto& v = S().types;
+  if (v.size() <= static_cast<std::size_t>(h)) v.resize(static_cast<std::size_t>(h) + 1);
+  v[static_cast<std::size_t>(h)] = std::move(t);
+}
+
+}  // namespace
+
+void init_predefined_types() {
+  S().types.clear();
+  for (const Predef& p : kPredef) {
+    auto t = make_type(relations::Datatype::Base(p.size, p.align).value(), p.elem, 1);
+    t->predefined = true;
+    t->name = p.name;
+    (void)t->prepare();
+    set_slot(p.handle, std::move(t));
+  }
+  for (const Pair& p : kPairs) {
+    const std::int64_t bl[] = {1, 1};
+    const std::int64_t disp[] = {0, p.ioff};
+    const relations::Datatype parts[] = {relations::Datatype::Base(p.vsize).value(),
+                                         relations::Datatype::Base(p.isize).value()};
+    auto t = make_type(relations::Datatype::Struct(bl, disp, parts).value(), p.elem, 2);
+    t->predefined = true;
+    t->name = p.name;
+    (void)t->prepare();
+    set_slot(p.handle, std::move(t));
+  }
+  // MPI_UB / MPI_LB (deprecated) stay null handles: check_type rejects them.
+  if (S().types.size() <= static_cast<std::size_t>(MPI_LB)) S().types.resize(static_cast<std::size_t>(MPI_LB) + 1);
+  // Derived types start after a gap, so a stale small number is not mistaken for one.
+  if (S().types.size() < 64) S().types.resize(64);
+}
+
+}  // namespace augur::mpi
+
+using namespace augur::mpi;
+namespace rel = augur::relations;
+
+namespace {
+
+Elem combine(Elem a, Elem b) { return a == b ? a : Elem::kMixed; }
+
+int finish_new(const char* fn, augur::Result<rel::Datatype> dt, Elem elem, std::int64_t nelems,
+               MPI_Datatype* newtype) {
+  if (!dt.ok()) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, dt.status().to_string()));
+  *newtype = new_type(make_type(std::move(dt.value()), elem, nelems));
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
+#define TYPE_PROLOGUE(fn, oldtype, newtype)                                               \
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_running());                                   \
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_type(oldtype, false));                        \
+  if ((newtype) == nullptr) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null newtype")); \
+  const Type& old = *type_of(oldtype)
+
+namespace {
+Err check_counts(int count, const int* blocklens, const void* displs) {
+  if (count < 0) return err(MPI_ERR_COUNT, "negative count " + std::to_string(count));
+  if (count > 0 && (displs == nullptr)) return err(MPI_ERR_ARG, "null displacement array");
+  if (blocklens != nullptr) {
+    for (int i = 0; i < count; ++i) {
+      if (blocklens[i] < 0) return err(MPI_ERR_ARG, "negative block length " + std::to_string(blocklens[i]));
+    }
+  } else if (count > 0) {
+    return err(MPI_ERR_ARG, "null block length array");
+  }
+  return ok();
+}
+std::vector<std::int64_t> widen(const int* v, int n) { return std::vector<std::int64_t>(v, v + n); }
+std::vector<std::int64_t> widen(const MPI_Aint* v, int n) {
+  std::vector<std::int64_t> out(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = static_cast<std::int64_t>(v[i]);
+  return out;
+}
+std::int64_t sum(const std::vector<std::int64_t>& v) {
+  std::int64_t s = 0;
+  for (auto x : v) s += x;
+  return s;
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_contiguous", oldtype, newtype);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_contiguous", check_count(count));
+  return finish_new("MPI_Type_contiguous", rel::Datatype::Contiguous(count, old.dt), old.elem, count * old.nelems,
+                    newtype);
+}
+
+AUGUR_MPI_FN(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, stride, oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_vector", oldtype, newtype);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_vector", check_count(count));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_vector", check_count(blocklength));
+  return finish_new("MPI_Type_vector", rel::Datatype::Vector(count, blocklength, stride, old.dt), old.elem,
+                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_create_hvector,
+             (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, stride, oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_create_hvector", oldtype, newtype);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_hvector", check_count(count));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_hvector", check_count(blocklength));
+  return finish_new("MPI_Type_create_hvector",
+                    rel::Datatype::Hvector(count, blocklength, static_cast<std::int64_t>(stride), old.dt), old.elem,
+                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_indexed,
+             (int count, const int blocklengths[], const int displacements[], MPI_Datatype oldtype,
+              MPI_Datatype* newtype),
+             (count, blocklengths, displacements, oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_indexed", oldtype, newtype);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_indexed", check_counts(count, blocklengths, displacements));
+  auto bl = widen(blocklengths, count);
+  return finish_new("MPI_Type_indexed", rel::Datatype::Indexed(bl, widen(displacements, count), old.dt), old.elem,
+                    sum(bl) * old.nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_create_hindexed,
+             (int count, const int blocklengths[], const MPI_Aint displacements[], MPI_Datatype oldtype,
+              MPI_Datatype* newtype),
+             (count, blocklengths, displacements, oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_create_hindexed", oldtype, newtype);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_hindexed", check_counts(count, blocklengths, displacements));
+  auto bl = widen(blocklengths, count);
+  return finish_new("MPI_Type_create_hindexed", rel::Datatype::Hindexed(bl, widen(displacements, count), old.dt),
+                    old.elem, sum(bl) * old.nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_create_indexed_block,
+             (int count, int blocklength, const int displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, displacements, oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_create_indexed_block", oldtype, newtype);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_indexed_block", check_count(count));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_indexed_block", check_count(blocklength));
+  if (count > 0 && displacements == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Type_create_indexed_block", err(MPI_ERR_ARG, "null displacement array"));
+  }
+  return finish_new("MPI_Type_create_indexed_block",
+                    rel::Datatype::IndexedBlock(blocklength, widen(displacements, count), old.dt), old.elem,
+                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_create_hindexed_block,
+             (int count, int blocklength, const MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, displacements, oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_create_hindexed_block", oldtype, newtype);
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_hindexed_block", check_count(count));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_hindexed_block", check_count(blocklength));
+  if (count > 0 && displacements == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Type_create_hindexed_block", err(MPI_ERR_ARG, "null displacement array"));
+  }
+  std::vector<std::int64_t> bl(static_cast<std::size_t>(count), blocklength);
+  return finish_new("MPI_Type_create_hindexed_block", rel::Datatype::Hindexed(bl, widen(displacements, count), old.dt),
+                    old.elem, sum(bl) * old.nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_create_subarray,
+             (int ndims, const int sizes[], const int subsizes[], const int starts[], int order, MPI_Datatype oldtype,
+              MPI_Datatype* newtype),
+             (ndims, sizes, subsizes, starts, order, oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_create_subarray", oldtype, newtype);
+  if (ndims <= 0 || sizes == nullptr || subsizes == nullptr || starts == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Type_create_subarray", err(MPI_ERR_ARG, "bad ndims or null array"));
+  }
+  if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) {
+    return raise(MPI_COMM_WORLD, "MPI_Type_create_subarray", err(MPI_ERR_ARG, "order must be MPI_ORDER_C or MPI_ORDER_FORTRAN"));
+  }
+  std::int64_t n = 1;
+  for (int i = 0; i < ndims; ++i) {
+    if (sizes[i] <= 0 || subsizes[i] < 0 || starts[i] < 0 || starts[i] + subsizes[i] > sizes[i]) {
+      return raise(MPI_COMM_WORLD, "MPI_Type_create_subarray",
+                   err(MPI_ERR_ARG, "dimension " + std::to_string(i) + ": subarray outside the array"));
+    }
+    n *= subsizes[i];
+  }
+  return finish_new("MPI_Type_create_subarray",
+                    rel::Datatype::Subarray(widen(sizes, ndims), widen(subsizes, ndims), widen(starts, ndims),
+                                            order == MPI_ORDER_C ? rel::ArrayOrder::kC : rel::ArrayOrder::kFortran,
+                                            old.dt),
+                    old.elem, n * old.nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_create_struct,
+             (int count, const int blocklengths[], const MPI_Aint displacements[], const MPI_Datatype types[],
+              MPI_Datatype* newtype),
+             (count, blocklengths, displacements, types, newtype)) {
+  const char* fn = "MPI_Type_create_struct";
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_counts(count, blocklengths, displacements));
+  if (newtype == nullptr || (count > 0 && types == nullptr)) {
+    return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null argument"));
+  }
+  std::vector<rel::Datatype> parts;
+  Elem elem = Elem::kMixed;
+  std::int64_t nelems = 0;
+  for (int i = 0; i < count; ++i) {
+    AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_type(types[i], false));
+    const Type& t = *type_of(types[i]);
+    parts.push_back(t.dt);
+    elem = i == 0 ? t.elem : combine(elem, t.elem);
+    nelems += static_cast<std::int64_t>(blocklengths[i]) * t.nelems;
+  }
+  return finish_new(fn, rel::Datatype::Struct(widen(blocklengths, count), widen(displacements, count), parts), elem,
+                    nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype),
+             (oldtype, lb, extent, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_create_resized", oldtype, newtype);
+  return finish_new("MPI_Type_create_resized",
+                    rel::Datatype::Resized(old.dt, static_cast<std::int64_t>(lb), static_cast<std::int64_t>(extent)),
+                    old.elem, old.nelems, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype), (oldtype, newtype)) {
+  TYPE_PROLOGUE("MPI_Type_dup", oldtype, newtype);
+  auto t = std::make_shared<Type>(old);
+  t->predefined = false;
+  *newtype = new_type(std::move(t));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_commit, (MPI_Datatype * datatype), (datatype)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_commit", check_running());
+  if (datatype == nullptr) return raise(MPI_COMM_WORLD, "MPI_Type_commit", err(MPI_ERR_ARG, "null argument"));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_commit", check_type(*datatype, false));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_commit", type_of(*datatype)->prepare());
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_free, (MPI_Datatype * datatype), (datatype)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_free", check_running());
+  if (datatype == nullptr) return raise(MPI_COMM_WORLD, "MPI_Type_free", err(MPI_ERR_ARG, "null argument"));
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_free", check_type(*datatype, false));
+  if (type_of(*datatype)->predefined) {
+    return raise(MPI_COMM_WORLD, "MPI_Type_free", err(MPI_ERR_TYPE, "cannot free a predefined datatype"));
+  }
+  // Pending requests hold their own reference to the type.
+  S().types[static_cast<std::size_t>(*datatype)].reset();
+  *datatype = MPI_DATATYPE_NULL;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_size_x, (MPI_Datatype datatype, MPI_Count* size), (datatype, size)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_size", check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_size", check_type(datatype, false));
+  if (size == nullptr) return raise(MPI_COMM_WORLD, "MPI_Type_size", err(MPI_ERR_ARG, "null argument"));
+  *size = type_of(datatype)->size;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_size, (MPI_Datatype datatype, int* size), (datatype, size)) {
+  MPI_Count n = 0;
+  const int rc = PMPI_Type_size_x(datatype, &n);
+  if (rc != MPI_SUCCESS) return rc;
+  if (size == nullptr) return raise(MPI_COMM_WORLD, "MPI_Type_size", err(MPI_ERR_ARG, "null argument"));
+  *size = n > std::numeric_limits<int>::max() ? MPI_UNDEFINED : static_cast<int>(n);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent), (datatype, lb, extent)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_get_extent", check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_get_extent", check_type(datatype, false));
+  if (lb == nullptr || extent == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Type_get_extent", err(MPI_ERR_ARG, "null argument"));
+  }
+  *lb = static_cast<MPI_Aint>(type_of(datatype)->lb);
+  *extent = static_cast<MPI_Aint>(type_of(datatype)->extent);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_extent, (MPI_Datatype datatype, MPI_Aint* extent), (datatype, extent)) {
+  MPI_Aint lb = 0;
+  return PMPI_Type_get_extent(datatype, &lb, extent);
+}
+
+AUGUR_MPI_FN(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent),
+             (datatype, true_lb, true_extent)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_get_true_extent", check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_get_true_extent", check_type(datatype, false));
+  if (true_lb == nullptr || true_extent == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Type_get_true_extent", err(MPI_ERR_ARG, "null argument"));
+  }
+  *true_lb = static_cast<MPI_Aint>(type_of(datatype)->true_lb);
+  *true_extent = static_cast<MPI_Aint>(type_of(datatype)->true_extent);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Pack,
+             (const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize, int* position,
+              MPI_Comm comm),
+             (inbuf, incount, datatype, outbuf, outsize, position, comm)) {
+  const char* fn = "MPI_Pack";
+  AUGUR_MPI_CHECK(comm, fn, check_running());
+  AUGUR_MPI_CHECK(comm, fn, check_comm(comm));
+  AUGUR_MPI_CHECK(comm, fn, check_type(datatype));
+  AUGUR_MPI_CHECK(comm, fn, check_count(incount));
+  const Type& t = *type_of(datatype);
+  AUGUR_MPI_CHECK(comm, fn, check_buf(inbuf, incount, t));
+  if (position == nullptr || *position < 0 || (outbuf == nullptr && outsize > 0)) {
+    return raise(comm, fn, err(MPI_ERR_ARG, "bad position or output buffer"));
+  }
+  const std::int64_t n = incount * t.size;
+  if (*position + n > outsize) {
+    return raise(comm, fn, err(MPI_ERR_TRUNCATE, "packing " + std::to_string(n) + " bytes at " +
+                                                     std::to_string(*position) + " overflows " + std::to_string(outsize)));
+  }
+  pack(inbuf, incount, t, static_cast<std::byte*>(outbuf) + *position);
+  *position += static_cast<int>(n);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Unpack,
+             (const void* inbuf, int insize, int* position, void* outbuf, int outcount, MPI_Datatype datatype,
+              MPI_Comm comm),
+             (inbuf, insize, position, outbuf, outcount, datatype, comm)) {
+  const char* fn = "MPI_Unpack";
+  AUGUR_MPI_CHECK(comm, fn, check_running());
+  AUGUR_MPI_CHECK(comm, fn, check_comm(comm));
+  AUGUR_MPI_CHECK(comm, fn, check_type(datatype));
+  AUGUR_MPI_CHECK(comm, fn, check_count(outcount));
+  const Type& t = *type_of(datatype);
+  AUGUR_MPI_CHECK(comm, fn, check_buf(outbuf, outcount, t));
+  if (position == nullptr || *position < 0 || (inbuf == nullptr && insize > 0)) {
+    return raise(comm, fn, err(MPI_ERR_ARG, "bad position or input buffer"));
+  }
+  const std::int64_t n = outcount * t.size;
+  if (*position + n > insize) {
+    return raise(comm, fn, err(MPI_ERR_TRUNCATE, "unpacking " + std::to_string(n) + " bytes at " +
+                                                     std::to_string(*position) + " reads past " + std::to_string(insize)));
+  }
+  unpack(static_cast<const std::byte*>(inbuf) + *position, static_cast<std::size_t>(n), outbuf, outcount, t);
+  *position += static_cast<int>(n);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int* size),
+             (incount, datatype, comm, size)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Pack_size", check_running());
+  AUGUR_MPI_CHECK(comm, "MPI_Pack_size", check_comm(comm));
+  AUGUR_MPI_CHECK(comm, "MPI_Pack_size", check_type(datatype, false));
+  AUGUR_MPI_CHECK(comm, "MPI_Pack_size", check_count(incount));
+  if (size == nullptr) return raise(comm, "MPI_Pack_size", err(MPI_ERR_ARG, "null argument"));
+  *size = static_cast<int>(incount * type_of(datatype)->size);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Get_address, (const void* location, MPI_Aint* address), (location, address)) {
+  if (address == nullptr) return raise(MPI_COMM_WORLD, "MPI_Get_address", err(MPI_ERR_ARG, "null argument"));
+  *address = reinterpret_cast<MPI_Aint>(location);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Address, (void* location, MPI_Aint* address), (location, address)) {
+  return PMPI_Get_address(location, address);
+}

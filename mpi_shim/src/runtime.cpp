@@ -1,0 +1,586 @@
+// The job: MPI_Init/Finalize, errors and error handlers, handle tables, progress.
+#include <sched.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "augur/settings.h"
+#include "shim.h"
+
+namespace augur::mpi {
+
+State& S() {
+  static State* s = new State;  // never destroyed: atexit handlers may still call MPI
+  return *s;
+}
+
+namespace {
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* class_name(int cls) {
+  switch (cls) {
+    case MPI_SUCCESS: return "MPI_SUCCESS";
+    case MPI_ERR_BUFFER: return "MPI_ERR_BUFFER";
+    case MPI_ERR_COUNT: return "MPI_ERR_COUNT";
+    case MPI_ERR_TYPE: return "MPI_ERR_TYPE";
+    case MPI_ERR_TAG: return "MPI_ERR_TAG";
+    case MPI_ERR_COMM: return "MPI_ERR_COMM";
+    case MPI_ERR_RANK: return "MPI_ERR_RANK";
+    case MPI_ERR_REQUEST: return "MPI_ERR_REQUEST";
+    case MPI_ERR_ROOT: return "MPI_ERR_ROOT";
+    case MPI_ERR_GROUP: return "MPI_ERR_GROUP";
+    case MPI_ERR_OP: return "MPI_ERR_OP";
+    case MPI_ERR_TOPOLOGY: return "MPI_ERR_TOPOLOGY";
+    case MPI_ERR_DIMS: return "MPI_ERR_DIMS";
+    case MPI_ERR_ARG: return "MPI_ERR_ARG";
+    case MPI_ERR_UNKNOWN: return "MPI_ERR_UNKNOWN";
+    case MPI_ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
+    case MPI_ERR_OTHER: return "MPI_ERR_OTHER";
+    case MPI_ERR_INTERN: return "MPI_ERR_INTERN";
+    case MPI_ERR_IN_STATUS: return "MPI_ERR_IN_STATUS";
+    case MPI_ERR_PENDING: return "MPI_ERR_PENDING";
+    case MPI_ERR_NO_MEM: return "MPI_ERR_NO_MEM";
+    case MPI_ERR_INFO: return "MPI_ERR_INFO";
+    case MPI_ERR_KEYVAL: return "MPI_ERR_KEYVAL";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "MPI_ERR_UNSUPPORTED_OPERATION";
+    case MPI_ERR_PROC_FAILED: return "MPI_ERR_PROC_FAILED";
+    default: return nullptr;
+  }
+}
+
+const char* class_text(int cls) {
+  switch (cls) {
+    case MPI_SUCCESS: return "no error";
+    case MPI_ERR_BUFFER: return "invalid buffer pointer";
+    case MPI_ERR_COUNT: return "invalid count argument";
+    case MPI_ERR_TYPE: return "invalid datatype";
+    case MPI_ERR_TAG: return "invalid tag";
+    case MPI_ERR_COMM: return "invalid communicator";
+    case MPI_ERR_RANK: return "invalid rank";
+    case MPI_ERR_REQUEST: return "invalid request";
+    case MPI_ERR_ROOT: return "invalid root";
+    case MPI_ERR_GROUP: return "invalid group";
+    case MPI_ERR_OP: return "invalid reduce operation";
+    case MPI_ERR_TOPOLOGY: return "invalid topology";
+    case MPI_ERR_DIMS: return "invalid dimension argument";
+    case MPI_ERR_ARG: return "invalid argument";
+    case MPI_ERR_UNKNOWN: return "unknown error";
+    case MPI_ERR_TRUNCATE: return "message truncated";
+    case MPI_ERR_OTHER: return "other error";
+    case MPI_ERR_INTERN: return "internal error";
+    case MPI_ERR_IN_STATUS: return "error code is in status";
+    case MPI_ERR_PENDING: return "pending request";
+    case MPI_ERR_NO_MEM: return "out of memory";
+    case MPI_ERR_INFO: return "invalid info";
+    case MPI_ERR_KEYVAL: return "invalid key value";
+    case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported";
+    case MPI_ERR_PROC_FAILED: return "a process of the job failed";
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+Err from_status(const Status& s) {
+  switch (s.code()) {
+    case Code::kOk: return ok();
+    case Code::kTruncated: return err(MPI_ERR_TRUNCATE, s.to_string());
+    case Code::kPeerFailure: return err(MPI_ERR_PROC_FAILED, s.to_string());
+    case Code::kResourceExhausted: return err(MPI_ERR_NO_MEM, s.to_string());
+    case Code::kInvalidArgument:
+    case Code::kOutOfRange: return err(MPI_ERR_ARG, s.to_string());
+    case Code::kUnsupported: return err(MPI_ERR_UNSUPPORTED_OPERATION, s.to_string());
+    case Code::kInternal: return err(MPI_ERR_INTERN, s.to_string());
+    default: return err(MPI_ERR_OTHER, s.to_string());
+  }
+}
+
+void fatal(const char* fn, const std::string& msg) {
+  std::fflush(stdout);
+  if (S().initialized && !S().finalized) {
+    std::fprintf(stderr, "augur MPI: rank %d: %s: %s; aborting the job\n", S().world_rank, fn, msg.c_str());
+  } else {
+    std::fprintf(stderr, "augur MPI: %s: %s; aborting\n", fn, msg.c_str());
+  }
+  std::fflush(stderr);
+  // The launcher sees the exit status and the bootstrap server the lost connection: both
+  // stop the other ranks.
+  _exit(1);
+}
+
+int raise(MPI_Comm comm, const char* fn, const Err& e) {
+  State& s = S();
+  MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+  if (s.initialized && !s.finalized) {
+    const Comm* c = comm_of(comm);
+    if (c == nullptr) c = comm_of(MPI_COMM_WORLD);
+    if (c != nullptr) eh = c->eh;
+  }
+  if (eh == MPI_ERRORS_RETURN) return e.cls;
+  const char* name = class_name(e.cls);
+  const std::string text = e.msg + " [" + (name ? name : "?") + "]";
+  if (eh != MPI_ERRORS_ARE_FATAL && eh > 0 && static_cast<std::size_t>(eh) < s.errhandlers.size() &&
+      s.errhandlers[static_cast<std::size_t>(eh)].fn != nullptr) {
+    MPI_Comm cc = comm_of(comm) ? comm : MPI_COMM_WORLD;
+    int code = e.cls;
+    s.errhandlers[static_cast<std::size_t>(eh)].fn(&cc, &code);
+    return e.cls;
+  }
+  fatal(fn, text);
+}
+
+int escaped(const char* fn) {
+  fatal(fn, "internal error: an exception reached the C interface");
+}
+
+void init_errhandlers() {
+  S().errhandlers.assign(3, ErrhandlerObj{});  // NULL, ARE_FATAL, RETURN
+}
+
+// --- handle tables -------------------------------------------------------------------------
+
+namespace {
+template <typename T>
+T* lookup(std::vector<std::shared_ptr<T>>& v, int h) {
+  if (h <= 0 || static_cast<std::size_t>(h) >= v.size()) return nullptr;
+  return v[static_cast<std::size_t>(h)].get();
+}
+template <typename T>
+int add(std::vector<std::shared_ptr<T>>& v, std::shared_ptr<T> x) {
+  if (v.empty()) v.emplace_back();  // handle 0 is the null handle
+  v.push_back(std::move(x));
+  return static_cast<int>(v.size() - 1);
+}
+}  // namespace
+
+Comm* comm_of(MPI_Comm c) { return lookup(S().comms, c); }
+CommPtr comm_ptr(MPI_Comm c) { return comm_of(c) ? S().comms[static_cast<std::size_t>(c)] : nullptr; }
+Type* type_of(MPI_Datatype t) { return lookup(S().types, t); }
+TypePtr type_ptr(MPI_Datatype t) { return type_of(t) ? S().types[static_cast<std::size_t>(t)] : nullptr; }
+Group* group_of(MPI_Group g) { return lookup(S().groups, g); }
+MPI_Group new_group(GroupPtr g) { return add(S().groups, std::move(g)); }
+MPI_Comm new_comm(CommPtr c) { return add(S().comms, std::move(c)); }
+MPI_Datatype new_type(TypePtr t) { return add(S().types, std::move(t)); }
+
+MPI_Request new_req(ReqPtr r) {
+  State& s = S();
+  if (s.reqs.empty()) s.reqs.emplace_back();
+  if (!s.free_reqs.empty()) {
+    const int h = s.free_reqs.back();
+    s.free_reqs.pop_back();
+    s.reqs[static_cast<std::size_t>(h)] = std::move(r);
+    return h;
+  }
+  s.reqs.push_back(std::move(r));
+  return static_cast<int>(s.reqs.size() - 1);
+}
+
+void free_req_handle(MPI_Request h) {
+  State& s = S();
+  if (h <= 0 || static_cast<std::size_t>(h) >= s.reqs.size()) return;
+  s.reqs[static_cast<std::size_t>(h)].reset();
+  s.free_reqs.push_back(h);
+}
+
+int Group::rank_of_world(int w) const {
+  for (std::size_t i = 0; i < world.size(); ++i) {
+    if (world[i] == w) return static_cast<int>(i);
+  }
+  return MPI_UNDEFINED;
+}
+
+// --- argument checks -------------------------------------------------------------------------
+
+Err check_running() {
+  if (!S().initialized) return err(MPI_ERR_OTHER, "called before MPI_Init");
+  if (S().finalized) return err(MPI_ERR_OTHER, "called after MPI_Finalize");
+  return ok();
+}
+
+Err check_comm(MPI_Comm c) {
+  if (comm_of(c) == nullptr) {
+    return err(MPI_ERR_COMM, c == MPI_COMM_NULL ? "MPI_COMM_NULL" : "invalid communicator handle " + std::to_string(c));
+  }
+  return ok();
+}
+
+Err check_type(MPI_Datatype t, bool need_commit) {
+  const Type* ty = type_of(t);
+  if (ty == nullptr || t == MPI_UB || t == MPI_LB) {
+    return err(MPI_ERR_TYPE, t == MPI_DATATYPE_NULL ? "MPI_DATATYPE_NULL" : "invalid datatype handle " + std::to_string(t));
+  }
+  if (need_commit && !ty->committed) return err(MPI_ERR_TYPE, "datatype " + std::to_string(t) + " is not committed");
+  return ok();
+}
+
+Err check_count(std::int64_t count) {
+  if (count < 0) return err(MPI_ERR_COUNT, "negative count " + std::to_string(count));
+  return ok();
+}
+
+Err check_buf(const void* buf, std::int64_t count, const Type& t) {
+  // MPI_BOTTOM (null) is legal with absolute addresses in the datatype.
+  if (buf == nullptr && count > 0 && t.size > 0 && t.true_lb == 0) {
+    return err(MPI_ERR_BUFFER, "null buffer with count " + std::to_string(count));
+  }
+  return ok();
+}
+
+// --- progress --------------------------------------------------------------------------------
+
+Err progress_once() {
+  State& s = S();
+  Status st = s.engine->progress();
+  if (!st.ok() && st.code() == Code::kPeerFailure) return from_status(st);
+  const std::int64_t now = now_ns();
+  if (now - s.last_alive_check_ns > s.keepalive_ns) {
+    s.last_alive_check_ns = now;
+    int dead = -1;
+    Status alive = s.boot->check_alive(&dead);
+    if (!alive.ok()) return err(MPI_ERR_PROC_FAILED, alive.to_string());
+  }
+  // Background requests: buffered sends and freed requests complete on their own.
+  for (std::size_t i = 0; i < s.background.size();) {
+    Req& r = *s.background[i];
+    if (req_done(r)) {
+      s.bsend_used -= r.bsend_bytes;
+      (void)req_finish(r, MPI_STATUS_IGNORE);
+      s.background[i] = s.background.back();
+      s.background.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  return ok();
+}
+
+Err wait_engine(const host::RequestPtr& r) {
+  unsigned spins = 0;
+  while (!r->done) {
+    AUGUR_ERR_RETURN(progress_once());
+    if (!r->done && (++spins & 15) == 0) sched_yield();  // oversubscribed ranks share cores
+  }
+  return from_status(r->status);
+}
+
+}  // namespace augur::mpi
+
+using namespace augur::mpi;
+
+namespace {
+
+Err init_job(int required, int* provided) {
+  State& s = S();
+  if (s.initialized) return err(MPI_ERR_OTHER, s.finalized ? "MPI_Init after MPI_Finalize" : "MPI_Init called twice");
+  s.t0 = 0;
+  auto addr = augur::setting_string("AUGUR_BOOTSTRAP");
+  if (!addr.ok()) return from_status(addr.status());
+  if (addr.value().empty()) {
+    // Started without augurrun: a job of one, with its own key-value server.
+    auto srv = augur::host::BootstrapServer::start(1, "127.0.0.1", 0, std::chrono::seconds(60));
+    if (!srv.ok()) return from_status(srv.status().context("singleton bootstrap"));
+    auto b = augur::host::TcpBootstrap::connect("127.0.0.1", srv.value()->port(), 0, 1, std::chrono::seconds(60));
+    if (!b.ok()) return from_status(b.status().context("singleton bootstrap"));
+    s.own_server = std::move(srv.value());
+    s.boot = std::move(b.value());
+  } else {
+    auto b = augur::host::TcpBootstrap::from_settings();
+    if (!b.ok()) return from_status(b.status().context("bootstrap (AUGUR_BOOTSTRAP)"));
+    s.boot = std::move(b.value());
+  }
+  auto cfg = augur::host::engine_config_from_settings();
+  if (!cfg.ok()) return from_status(cfg.status());
+  s.keepalive_ns = static_cast<std::int64_t>(cfg.value().keepalive_ms) * 1'000'000;
+  auto e = augur::host::Engine::create(*s.boot, cfg.value());
+  if (!e.ok()) return from_status(e.status().context("engine"));
+  s.engine = std::move(e.value());
+  s.world_rank = s.engine->rank();
+  s.world_size = s.engine->size();
+
+  init_errhandlers();
+  init_predefined_types();
+  s.comms.clear();
+  s.comms.emplace_back();  // MPI_COMM_NULL
+  std::vector<int> all(static_cast<std::size_t>(s.world_size));
+  for (int i = 0; i < s.world_size; ++i) all[static_cast<std::size_t>(i)] = i;
+  auto world = make_comm(0, all, s.world_rank);
+  world->name = "MPI_COMM_WORLD";
+  s.comms.push_back(world);
+  auto self = make_comm(1, {s.world_rank}, s.world_rank);
+  self->name = "MPI_COMM_SELF";
+  s.comms.push_back(self);
+  s.groups.clear();
+  s.groups.emplace_back();                           // MPI_GROUP_NULL
+  s.groups.push_back(std::make_shared<Group>());     // MPI_GROUP_EMPTY
+  s.thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
+                   : required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
+                                                      : required;
+  if (provided != nullptr) *provided = s.thread_level;
+  s.initialized = 1;
+  s.t0 = 0;
+  return ok();
+}
+
+}  // namespace
+
+AUGUR_MPI_FN(int, Init, (int* argc, char*** argv), (argc, argv)) {
+  (void)argc;
+  (void)argv;
+  Err e = init_job(MPI_THREAD_SINGLE, nullptr);
+  if (!e.ok()) fatal("MPI_Init", e.msg);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Init_thread, (int* argc, char*** argv, int required, int* provided),
+             (argc, argv, required, provided)) {
+  (void)argc;
+  (void)argv;
+  Err e = init_job(required, provided);
+  if (!e.ok()) fatal("MPI_Init_thread", e.msg);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Initialized, (int* flag), (flag)) {
+  if (flag == nullptr) return raise(MPI_COMM_WORLD, "MPI_Initialized", err(MPI_ERR_ARG, "null flag"));
+  *flag = S().initialized;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Finalized, (int* flag), (flag)) {
+  if (flag == nullptr) return raise(MPI_COMM_WORLD, "MPI_Finalized", err(MPI_ERR_ARG, "null flag"));
+  *flag = S().finalized;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Finalize, (void), ()) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", check_running());
+  State& s = S();
+  // Buffered and freed sends still in flight must arrive before the connections go.
+  while (!s.background.empty()) AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", progress_once());
+  // Every rank leaves only when every rank has arrived: no RDMA traffic is still owed.
+  const int rc = PMPI_Barrier(MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return rc;
+  augur::Status f = s.boot->fence();
+  if (!f.ok()) return raise(MPI_COMM_WORLD, "MPI_Finalize", from_status(f));
+  s.reqs.clear();
+  s.free_reqs.clear();
+  s.engine.reset();
+  s.boot.reset();  // says goodbye to the bootstrap server
+  if (s.own_server) {
+    (void)s.own_server->wait();
+    s.own_server.reset();
+  }
+  s.finalized = 1;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Abort, (MPI_Comm comm, int errorcode), (comm, errorcode)) {
+  (void)comm;
+  std::fflush(stdout);
+  std::fprintf(stderr, "augur MPI: rank %d called MPI_Abort with error code %d; aborting the job\n", S().world_rank,
+               errorcode);
+  std::fflush(stderr);
+  _exit(errorcode == 0 ? 1 : (errorcode & 0xff) == 0 ? 1 : errorcode & 0xff);
+}
+
+AUGUR_MPI_FN(double, Wtime, (void), ()) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+AUGUR_MPI_FN(double, Wtick, (void), ()) { return 1e-9; }
+
+AUGUR_MPI_FN(int, Get_processor_name, (char* name, int* resultlen), (name, resultlen)) {
+  if (name == nullptr || resultlen == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Get_processor_name", err(MPI_ERR_ARG, "null argument"));
+  }
+  char host[MPI_MAX_PROCESSOR_NAME] = {};
+  if (gethostname(host, sizeof host - 1) != 0) std::strcpy(host, "localhost");
+  std::strncpy(name, host, MPI_MAX_PROCESSOR_NAME - 1);
+  name[MPI_MAX_PROCESSOR_NAME - 1] = '\0';
+  *resultlen = static_cast<int>(std::strlen(name));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Get_version, (int* version, int* subversion), (version, subversion)) {
+  if (version == nullptr || subversion == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Get_version", err(MPI_ERR_ARG, "null argument"));
+  }
+  *version = MPI_VERSION;
+  *subversion = MPI_SUBVERSION;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Get_library_version, (char* version, int* resultlen), (version, resultlen)) {
+  if (version == nullptr || resultlen == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Get_library_version", err(MPI_ERR_ARG, "null argument"));
+  }
+  const char* v = "augur MPI 0.1 (MPI 3.1 subset on RDMA verbs)";
+  std::snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "%s", v);
+  *resultlen = static_cast<int>(std::strlen(version));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Query_thread, (int* provided), (provided)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Query_thread", check_running());
+  if (provided == nullptr) return raise(MPI_COMM_WORLD, "MPI_Query_thread", err(MPI_ERR_ARG, "null argument"));
+  *provided = S().thread_level;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Is_thread_main, (int* flag), (flag)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Is_thread_main", check_running());
+  if (flag == nullptr) return raise(MPI_COMM_WORLD, "MPI_Is_thread_main", err(MPI_ERR_ARG, "null argument"));
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Error_string, (int errorcode, char* string, int* resultlen), (errorcode, string, resultlen)) {
+  if (string == nullptr || resultlen == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Error_string", err(MPI_ERR_ARG, "null argument"));
+  }
+  const char* name = class_name(errorcode);
+  if (name == nullptr) return raise(MPI_COMM_WORLD, "MPI_Error_string", err(MPI_ERR_ARG, "unknown error code"));
+  std::snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", name, class_text(errorcode));
+  *resultlen = static_cast<int>(std::strlen(string));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Error_class, (int errorcode, int* errorclass), (errorcode, errorclass)) {
+  if (errorclass == nullptr) return raise(MPI_COMM_WORLD, "MPI_Error_class", err(MPI_ERR_ARG, "null argument"));
+  if (class_name(errorcode) == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Error_class", err(MPI_ERR_ARG, "unknown error code " + std::to_string(errorcode)));
+  }
+  *errorclass = errorcode;
+  return MPI_SUCCESS;
+}
+
+namespace {
+bool valid_errhandler(MPI_Errhandler eh) {
+  const auto& v = S().errhandlers;
+  return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN ||
+         (eh > 2 && static_cast<std::size_t>(eh) < v.size() && v[static_cast<std::size_t>(eh)].fn != nullptr);
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler), (comm, errhandler)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_set_errhandler", check_running());
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_set_errhandler", check_comm(comm));
+  if (!valid_errhandler(errhandler)) {
+    return raise(comm, "MPI_Comm_set_errhandler", err(MPI_ERR_ARG, "invalid error handler"));
+  }
+  comm_of(comm)->eh = errhandler;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler), (comm, errhandler)) {
+  return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+
+AUGUR_MPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler), (comm, errhandler)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_get_errhandler", check_running());
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_get_errhandler", check_comm(comm));
+  if (errhandler == nullptr) return raise(comm, "MPI_Comm_get_errhandler", err(MPI_ERR_ARG, "null argument"));
+  *errhandler = comm_of(comm)->eh;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_create_errhandler, (MPI_Comm_errhandler_function * fn, MPI_Errhandler* errhandler),
+             (fn, errhandler)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Comm_create_errhandler", check_running());
+  if (fn == nullptr || errhandler == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Comm_create_errhandler", err(MPI_ERR_ARG, "null argument"));
+  }
+  S().errhandlers.push_back(ErrhandlerObj{fn});
+  *errhandler = static_cast<int>(S().errhandlers.size() - 1);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode), (comm, errorcode)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_call_errhandler", check_running());
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_call_errhandler", check_comm(comm));
+  (void)raise(comm, "MPI_Comm_call_errhandler", err(errorcode, "called by the application"));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Errhandler_free, (MPI_Errhandler * errhandler), (errhandler)) {
+  if (errhandler == nullptr) return raise(MPI_COMM_WORLD, "MPI_Errhandler_free", err(MPI_ERR_ARG, "null argument"));
+  *errhandler = MPI_ERRHANDLER_NULL;  // handlers stay valid for communicators still using them
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr), (size, info, baseptr)) {
+  (void)info;
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Alloc_mem", check_running());
+  if (size < 0 || baseptr == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Alloc_mem", err(MPI_ERR_ARG, "negative size or null baseptr"));
+  }
+  // Page-aligned, so the registration cache registers it as whole pages on first use.
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, static_cast<std::size_t>(size == 0 ? 1 : size)) != 0) {
+    return raise(MPI_COMM_WORLD, "MPI_Alloc_mem", err(MPI_ERR_NO_MEM, "cannot allocate " + std::to_string(size) + " bytes"));
+  }
+  std::memcpy(baseptr, &p, sizeof p);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Free_mem, (void* base), (base)) {
+  std::free(base);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void* attribute_val, int* flag),
+             (comm, keyval, attribute_val, flag)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_get_attr", check_running());
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_get_attr", check_comm(comm));
+  if (attribute_val == nullptr || flag == nullptr) {
+    return raise(comm, "MPI_Comm_get_attr", err(MPI_ERR_ARG, "null argument"));
+  }
+  // Predefined attributes: the value is a pointer to a static int, as the standard says.
+  static int tag_ub = kTagUb, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0, universe = 0, appnum = 0;
+  universe = S().world_size;
+  int* v = nullptr;
+  switch (keyval) {
+    case MPI_TAG_UB: v = &tag_ub; break;
+    case MPI_HOST: v = &host; break;
+    case MPI_IO: v = &io; break;
+    case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
+    case MPI_UNIVERSE_SIZE: v = &universe; break;
+    case MPI_APPNUM: v = &appnum; break;
+    default: *flag = 0; return MPI_SUCCESS;
+  }
+  std::memcpy(attribute_val, &v, sizeof v);
+  *flag = 1;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Attr_get, (MPI_Comm comm, int keyval, void* attribute_val, int* flag),
+             (comm, keyval, attribute_val, flag)) {
+  return PMPI_Comm_get_attr(comm, keyval, attribute_val, flag);
+}
+
+extern "C" int PMPI_Pcontrol(const int level, ...) {
+  (void)level;
+  return MPI_SUCCESS;
+}
+extern "C" decltype(PMPI_Pcontrol) MPI_Pcontrol __attribute__((weak, alias("PMPI_Pcontrol")));
+
+// Handle conversion: C and Fortran handles are the same integers.
+#define AUGUR_F2C(kind, ctype)                                                        \
+  extern "C" ctype PMPI_##kind##_f2c(MPI_Fint h) { return h; }                        \
+  extern "C" MPI_Fint PMPI_##kind##_c2f(ctype h) { return h; }                        \
+  extern "C" decltype(PMPI_##kind##_f2c) MPI_##kind##_f2c __attribute__((weak, alias("PMPI_" #kind "_f2c"))); \
+  extern "C" decltype(PMPI_##kind##_c2f) MPI_##kind##_c2f __attribute__((weak, alias("PMPI_" #kind "_c2f")));
+AUGUR_F2C(Comm, MPI_Comm)
+AUGUR_F2C(Type, MPI_Datatype)
+AUGUR_F2C(Group, MPI_Group)
+AUGUR_F2C(Request, MPI_Request)
+AUGUR_F2C(Op, MPI_Op)

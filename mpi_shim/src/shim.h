@@ -1,0 +1,267 @@
+// The MPI shim's internals: handle tables, the job state, typed point-to-point on top of
+// host::Engine, and the error machinery every MPI entry point goes through.
+//
+// Entry points are written with AUGUR_MPI_FN: the body is an ordinary function; the exported
+// PMPI_x catches anything that escapes (no C++ exception crosses the C ABI) and MPI_x is a weak
+// alias of it, so profiling interposers (PMPI) work.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "augur/host/bootstrap.h"
+#include "augur/host/engine.h"
+#include "augur/relations/datatype.h"
+
+namespace augur::mpi {
+
+// An error found inside the library: an MPI error class and what went wrong.
+struct Err {
+  int cls = MPI_SUCCESS;
+  std::string msg;
+  [[nodiscard]] bool ok() const noexcept { return cls == MPI_SUCCESS; }
+};
+inline Err ok() { return {}; }
+inline Err err(int cls, std::string msg) { return {cls, std::move(msg)}; }
+Err from_status(const Status& s);
+
+// --- datatypes -----------------------------------------------------------------------------
+
+// The basic element every byte of a type belongs to (for reductions and Get_elements).
+enum class Elem : std::uint8_t {
+  kMixed, kChar, kI8, kU8, kI16, kU16, kI32, kU32, kI64, kU64, kF32, kF64, kLD,
+  kC32, kC64, kCLD, kBool, kByte, kWchar,
+  // pairs for MINLOC/MAXLOC: value then int index (or two of the same)
+  kFloatInt, kDoubleInt, kLongInt, k2Int, kShortInt, kLDInt, k2Float, k2Double,
+};
+bool is_pair(Elem e);
+std::int64_t elem_size(Elem e);
+
+struct Type {
+  explicit Type(relations::Datatype d) : dt(std::move(d)) {}
+  relations::Datatype dt;
+  bool predefined = false;
+  bool committed = false;
+  Elem elem = Elem::kMixed;  // kMixed: several kinds of basic element
+  std::int64_t nelems = 0;   // basic elements in one copy
+  std::int64_t size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  std::vector<relations::ByteRun> runs;  // one copy's type map (at commit)
+  bool contig = false;  // count copies are one block of count*size bytes at buf + true_lb
+  std::string name;
+  Err prepare();  // computes runs/contig (commit)
+};
+using TypePtr = std::shared_ptr<Type>;
+
+// Pack `count` copies at `buf` into `out` (size*count bytes).
+void pack(const void* buf, std::int64_t count, const Type& t, std::byte* out);
+// Unpack at most `nbytes` packed bytes into `count` copies at `buf`.
+void unpack(const std::byte* in, std::size_t nbytes, void* buf, std::int64_t count, const Type& t);
+
+// --- groups and communicators ----------------------------------------------------------------
+
+struct Group {
+  std::vector<int> world;  // group rank -> world rank
+  [[nodiscard]] int rank_of_world(int w) const;
+};
+using GroupPtr = std::shared_ptr<Group>;
+
+struct Comm {
+  std::uint32_t id = 0;      // engine contexts 2*id (point-to-point) and 2*id+1 (collectives)
+  std::vector<int> world;    // comm rank -> world rank
+  std::vector<int> rank_of;  // world rank -> comm rank, -1 if not a member
+  int rank = 0;
+  int size = 0;
+  MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+  bool cart = false;
+  std::vector<int> dims, periods;
+  std::string name;
+  [[nodiscard]] std::uint32_t p2p_ctx() const { return 2 * id; }
+  [[nodiscard]] std::uint32_t coll_ctx() const { return 2 * id + 1; }
+};
+using CommPtr = std::shared_ptr<Comm>;
+
+// --- requests --------------------------------------------------------------------------------
+
+enum class ReqKind : std::uint8_t { kSend, kRecv };
+
+struct Req {
+  ReqKind kind = ReqKind::kSend;
+  host::RequestPtr er;  // null: completed locally (PROC_NULL) or inactive persistent
+  TypePtr type;
+  CommPtr comm;
+  void* rbuf = nullptr;  // receive: where the data ends up
+  std::int64_t count = 0;
+  std::vector<std::byte> tmp;  // packed send data or the landing area of a receive
+  bool unpack = false;         // receive into tmp, unpack on completion
+  bool proc_null = false;
+  bool done_local = false;     // completed without the engine (PROC_NULL)
+  // persistent requests
+  bool persistent = false;
+  bool active = false;
+  const void* sbuf = nullptr;
+  int peer = 0;  // comm rank (or ANY_SOURCE / PROC_NULL)
+  int tag = 0;
+  bool freed = false;  // MPI_Request_free on an active request: completes in the background
+  std::int64_t bsend_bytes = 0;  // buffered send: space it holds in the attached buffer
+};
+using ReqPtr = std::shared_ptr<Req>;
+
+// --- the job ---------------------------------------------------------------------------------
+
+struct ErrhandlerObj {
+  MPI_Comm_errhandler_function* fn = nullptr;
+};
+
+struct UserOp {
+  MPI_User_function* fn = nullptr;
+  bool commute = true;
+  bool fortran = false;  // called with Fortran conventions (all by reference: same signature)
+};
+
+struct State {
+  int initialized = 0;
+  int finalized = 0;
+  int thread_level = MPI_THREAD_SINGLE;
+  std::unique_ptr<host::BootstrapServer> own_server;  // singleton runs without augurrun
+  std::unique_ptr<host::Bootstrap> boot;
+  std::unique_ptr<host::Engine> engine;
+  std::vector<CommPtr> comms;      // by handle
+  std::vector<TypePtr> types;      // by handle
+  std::vector<GroupPtr> groups;    // by handle
+  std::vector<ReqPtr> reqs;        // by handle
+  std::vector<int> free_reqs;      // request handles to reuse
+  std::vector<ErrhandlerObj> errhandlers;
+  std::vector<UserOp> ops;         // by handle - kFirstUserOp
+  std::vector<ReqPtr> background;  // freed active requests, buffered sends
+  std::uint32_t next_comm_id = 2;  // 0: WORLD, 1: SELF
+  void* bsend_buf = nullptr;
+  int bsend_size = 0;
+  std::int64_t bsend_used = 0;
+  double t0 = 0;
+  std::int64_t last_alive_check_ns = 0;
+  std::int64_t keepalive_ns = 1'000'000'000;
+  int world_rank = 0;
+  int world_size = 1;
+};
+State& S();
+
+inline constexpr int kFirstUserOp = 32;
+inline constexpr int kTagUb = 0x7fffffff;
+
+// Reports an error: calls the communicator's handler (ERRORS_ARE_FATAL: message and job abort)
+// and returns the class for ERRORS_RETURN. `fn` is the MPI function's name.
+int raise(MPI_Comm comm, const char* fn, const Err& e);
+[[noreturn]] void fatal(const char* fn, const std::string& msg);
+int escaped(const char* fn);  // an exception reached the C boundary
+
+// Lookups (nullptr if the handle is not valid).
+Comm* comm_of(MPI_Comm c);
+CommPtr comm_ptr(MPI_Comm c);
+Type* type_of(MPI_Datatype t);
+TypePtr type_ptr(MPI_Datatype t);
+Group* group_of(MPI_Group g);
+MPI_Group new_group(GroupPtr g);
+MPI_Comm new_comm(CommPtr c);
+MPI_Datatype new_type(TypePtr t);
+MPI_Request new_req(ReqPtr r);
+void free_req_handle(MPI_Request h);
+
+// Checks for an entry point that needs MPI running.
+Err check_running();
+Err check_comm(MPI_Comm c);
+Err check_type(MPI_Datatype t, bool need_commit = true);
+Err check_count(std::int64_t count);
+Err check_buf(const void* buf, std::int64_t count, const Type& t);
+
+// --- engine access ---------------------------------------------------------------------------
+
+// One round of progress plus, at the keepalive interval, a liveness check of the job; also
+// completes background requests.
+Err progress_once();
+// Blocks until `r` is done (or the job fails).
+Err wait_engine(const host::RequestPtr& r);
+
+// Starts a send/receive of `count` copies of `t`; `peer` is a comm rank (or PROC_NULL /
+// ANY_SOURCE); `ctx` the engine context.
+Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
+               std::uint32_t ctx);
+Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
+               std::uint32_t ctx);
+// Is it done (after progress)? Completing unpacks and fills `st` (may be STATUS_IGNORE).
+bool req_done(const Req& r);
+Err req_finish(Req& r, MPI_Status* st);
+void set_status_empty(MPI_Status* st);
+
+// Blocking typed helpers on a communicator's collective context, for collectives.
+Err coll_send(const void* buf, std::int64_t count, const TypePtr& t, int dest, int tag, const CommPtr& c);
+Err coll_recv(void* buf, std::int64_t count, const TypePtr& t, int src, int tag, const CommPtr& c);
+Err coll_sendrecv(const void* sbuf, std::int64_t scount, const TypePtr& st, int dest, void* rbuf,
+                  std::int64_t rcount, const TypePtr& rt, int src, int tag, const CommPtr& c);
+
+// Collective algorithms (coll.cpp), on a communicator's collective context; MPI_IN_PLACE
+// already resolved by the callers.
+Err allreduce_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, const CommPtr& c);
+Err allgather_impl(const void* sbuf, std::int64_t scount, const TypePtr& st, void* rbuf, std::int64_t rcount,
+                   const TypePtr& rt, const CommPtr& c);
+Err barrier_impl(const CommPtr& c);
+
+// New communicator id agreed by every member of `parent` (collective over parent).
+Result<std::uint32_t> agree_comm_id(const CommPtr& parent);
+CommPtr make_comm(std::uint32_t id, std::vector<int> world_ranks, int my_world);
+
+// Reductions: inout = in (op) inout, over `count` copies of `t` in typed layout.
+Err check_op(MPI_Op op, const Type& t);
+void apply_op(MPI_Op op, const void* in, void* inout, std::int64_t count, MPI_Datatype th, const Type& t);
+bool op_commutes(MPI_Op op);
+
+// A typed scratch buffer for `count` copies of `t`: ptr() is the buffer pointer to use.
+class TypedBuf {
+ public:
+  TypedBuf(const Type& t, std::int64_t count);
+  [[nodiscard]] void* ptr() const { return ptr_; }
+  [[nodiscard]] std::byte* at(std::int64_t k, const Type& t) const { return static_cast<std::byte*>(ptr_) + k * t.extent; }
+
+ private:
+  std::vector<std::byte> mem_;
+  void* ptr_ = nullptr;
+};
+
+// Copies `count` copies of `st` at `src` into `rcount` of `rt` at `dst` (local Sendrecv).
+Err local_copy(const void* src, std::int64_t count, const Type& st, void* dst, std::int64_t rcount, const Type& rt);
+
+void init_predefined_types();
+void init_errhandlers();
+
+}  // namespace augur::mpi
+
+// Defines MPI function `name`: the body follows as `{ ... }` taking `params`; PMPI_name calls it
+// inside a try (nothing escapes) and MPI_name is a weak alias.
+#define AUGUR_MPI_FN(ret, name, params, args)                                             \
+  static ret augur_impl_##name params;                                                    \
+  extern "C" ret PMPI_##name params {                                                     \
+    try {                                                                                 \
+      return augur_impl_##name args;                                                      \
+    } catch (...) {                                                                       \
+      return static_cast<ret>(::augur::mpi::escaped("MPI_" #name));                       \
+    }                                                                                     \
+  }                                                                                       \
+  extern "C" decltype(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name))); \
+  static ret augur_impl_##name params
+
+// `return` an error through the communicator's handler if `expr` (an Err) failed.
+#define AUGUR_MPI_CHECK(comm, fn, expr)                                   \
+  do {                                                                    \
+    ::augur::mpi::Err augur_e_ = (expr);                                  \
+    if (!augur_e_.ok()) return ::augur::mpi::raise((comm), (fn), augur_e_); \
+  } while (0)
+
+#define AUGUR_ERR_RETURN(expr)          \
+  do {                                  \
+    ::augur::mpi::Err augur_e_ = (expr); \
+    if (!augur_e_.ok()) return augur_e_; \
+  } while (0)

@@ -1,0 +1,343 @@
+// augurrun: starts an MPI job of N ranks on this host (or in network namespaces), with the
+// job's key-value exchange (BootstrapServer) running in-process. A job never outlives its
+// launcher: children die with it (PR_SET_PDEATHSIG), and when one rank fails — non-zero exit,
+// signal, or a failure the bootstrap server reports — or augurrun gets SIGINT/SIGTERM, every
+// other rank is stopped (SIGTERM, then SIGKILL).
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "augur/host/bootstrap.h"
+#include "augur/settings.h"
+
+namespace {
+
+volatile sig_atomic_t g_signal = 0;
+void on_signal(int sig) { g_signal = sig; }
+
+void usage(FILE* f) {
+  std::fputs(
+      "usage: augurrun -n N [--host-list H1,H2,...] [--bootstrap-addr ADDR] [--tag-output] [--print-config]\n"
+      "                PROGRAM [ARGS...]\n"
+      "  -n, -np N          number of ranks\n"
+      "  --host-list LIST   hosts for the ranks, round-robin: localhost, or netns:NAME (a network\n"
+      "                     namespace of this machine, entered with `ip netns exec`)\n"
+      "  --bootstrap-addr A address the ranks use to reach augurrun's key-value exchange\n"
+      "                     (default 127.0.0.1; with netns hosts: $AUGUR_SOFTROCE_ADDR1)\n"
+      "  --tag-output       prefix every output line with [rank]\n"
+      "  --print-config     print the AUGUR_* settings with their values and exit (unless PROGRAM)\n",
+      f);
+}
+
+struct Rank {
+  pid_t pid = -1;
+  bool running = false;
+  int out_fd = -1, err_fd = -1;
+  std::string out_buf, err_buf;
+};
+
+// Forwards complete lines from `fd` with a rank prefix; returns false at EOF.
+bool forward(int fd, std::string& buf, int rank, FILE* to) {
+  char tmp[4096];
+  const ssize_t n = read(fd, tmp, sizeof tmp);
+  if (n <= 0) {
+    if (!buf.empty()) std::fprintf(to, "[%d] %s\n", rank, buf.c_str());
+    buf.clear();
+    std::fflush(to);
+    return n < 0 && errno == EINTR;
+  }
+  buf.append(tmp, static_cast<std::size_t>(n));
+  std::size_t start = 0, nl;
+  while ((nl = buf.find('\n', start)) != std::string::npos) {
+    std::fprintf(to, "[%d] %.*s\n", rank, static_cast<int>(nl - start), buf.c_str() + start);
+    start = nl + 1;
+  }
+  buf.erase(0, start);
+  std::fflush(to);
+  return true;
+}
+
+struct ServerWatch {
+  std::atomic<bool> done{false};
+  augur::Status status;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int n = -1;
+  bool tag_output = false, print_config = false;
+  std::vector<std::string> hosts;
+  std::string boot_addr;
+  int i = 1;
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto next = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        std::fprintf(stderr, "augurrun: %s needs a value\n", a.c_str());
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "-n" || a == "-np" || a == "--np") {
+      char* end = nullptr;
+      const char* v = next();
+      n = static_cast<int>(std::strtol(v, &end, 10));
+      if (*v == '\0' || *end != '\0' || n <= 0 || n > augur::host::kMaxRanks) {
+        std::fprintf(stderr, "augurrun: -n %s: expected a rank count in [1, %d]\n", v, augur::host::kMaxRanks);
+        return 2;
+      }
+    } else if (a == "--host-list" || a == "--hosts" || a == "-H") {
+      std::string list = next();
+      std::size_t pos = 0;
+      while (pos <= list.size()) {
+        const std::size_t comma = list.find(',', pos);
+        const std::string h = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+        if (!h.empty()) hosts.push_back(h);
+        if (comma == std::string::npos) break;
+        pos = comma + 1;
+      }
+    } else if (a == "--bootstrap-addr") {
+      boot_addr = next();
+    } else if (a == "--tag-output") {
+      tag_output = true;
+    } else if (a == "--print-config") {
+      print_config = true;
+    } else if (a == "-h" || a == "--help") {
+      usage(stdout);
+      return 0;
+    } else if (!a.empty() && a[0] == '-') {
+      std::fprintf(stderr, "augurrun: unknown option %s\n", a.c_str());
+      usage(stderr);
+      return 2;
+    } else {
+      break;
+    }
+  }
+  if (print_config) {
+    std::fputs(augur::format_settings().c_str(), stdout);
+    std::fflush(stdout);
+    if (i >= argc) return 0;
+  }
+  if (i >= argc || n < 0) {
+    usage(stderr);
+    return 2;
+  }
+  char** prog = argv + i;
+
+  // Hosts: local, or netns:NAME.
+  bool any_netns = false;
+  for (const auto& h : hosts) {
+    if (h.rfind("netns:", 0) == 0) {
+      any_netns = true;
+    } else if (h != "localhost" && h != "127.0.0.1") {
+      char self[256] = {};
+      gethostname(self, sizeof self - 1);
+      if (h != self) {
+        std::fprintf(stderr, "augurrun: host %s: only localhost and netns:NAME are supported (no remote launch)\n",
+                     h.c_str());
+        return 2;
+      }
+    }
+  }
+  if (boot_addr.empty()) {
+    const char* a = any_netns ? std::getenv("AUGUR_SOFTROCE_ADDR1") : nullptr;
+    if (any_netns && (a == nullptr || *a == '\0')) {
+      std::fprintf(stderr, "augurrun: netns hosts need --bootstrap-addr (or AUGUR_SOFTROCE_ADDR1)\n");
+      return 2;
+    }
+    boot_addr = a != nullptr ? a : "127.0.0.1";
+  }
+
+  auto timeout = augur::setting_int("AUGUR_BOOTSTRAP_TIMEOUT", 1, 86400);
+  if (!timeout.ok()) {
+    std::fprintf(stderr, "augurrun: %s\n", timeout.status().to_string().c_str());
+    return 2;
+  }
+  auto server = augur::host::BootstrapServer::start(n, any_netns ? "0.0.0.0" : "127.0.0.1", 0,
+                                                    std::chrono::seconds(timeout.value()));
+  if (!server.ok()) {
+    std::fprintf(stderr, "augurrun: bootstrap server: %s\n", server.status().to_string().c_str());
+    return 1;
+  }
+  const std::string boot = boot_addr + ":" + std::to_string(server.value()->port());
+  // Watched from a thread (BootstrapServer::wait blocks); augurrun leaves with _exit, never
+  // destroying the server under it.
+  auto* watch = new ServerWatch;
+  augur::host::BootstrapServer* srv = server.value().get();
+  std::thread([watch, srv] {
+    watch->status = srv->wait();
+    watch->done = true;
+  }).detach();
+
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  sigaction(SIGHUP, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  std::fflush(nullptr);
+  const pid_t parent = getpid();
+  std::vector<Rank> ranks(static_cast<std::size_t>(n));
+  for (int r = 0; r < n; ++r) {
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    if (tag_output && (pipe(out) != 0 || pipe(err) != 0)) {
+      std::perror("augurrun: pipe");
+      return 1;
+    }
+    const pid_t pid = fork();
+    if (pid < 0) {
+      std::perror("augurrun: fork");
+      for (auto& k : ranks) {
+        if (k.running) kill(k.pid, SIGKILL);
+      }
+      return 1;
+    }
+    if (pid == 0) {
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(1);  // the launcher died before prctl
+      signal(SIGINT, SIG_DFL);
+      signal(SIGTERM, SIG_DFL);
+      signal(SIGHUP, SIG_DFL);
+      signal(SIGPIPE, SIG_DFL);
+      if (tag_output) {
+        dup2(out[1], STDOUT_FILENO);
+        dup2(err[1], STDERR_FILENO);
+        close(out[0]);
+        close(out[1]);
+        close(err[0]);
+        close(err[1]);
+      }
+      setenv("AUGUR_BOOTSTRAP", boot.c_str(), 1);
+      setenv("AUGUR_RANK", std::to_string(r).c_str(), 1);
+      setenv("AUGUR_SIZE", std::to_string(n).c_str(), 1);
+      const std::string host = hosts.empty() ? "localhost" : hosts[static_cast<std::size_t>(r) % hosts.size()];
+      if (host.rfind("netns:", 0) == 0) {
+        std::vector<char*> args;
+        std::string ip = "ip", nsx = "netns", ex = "exec", name = host.substr(6);
+        args.push_back(ip.data());
+        args.push_back(nsx.data());
+        args.push_back(ex.data());
+        args.push_back(name.data());
+        for (char** p = prog; *p != nullptr; ++p) args.push_back(*p);
+        args.push_back(nullptr);
+        execvp("ip", args.data());
+      } else {
+        execvp(prog[0], prog);
+      }
+      std::fprintf(stderr, "augurrun: rank %d: cannot run %s: %s\n", r, prog[0], std::strerror(errno));
+      _exit(127);
+    }
+    Rank& k = ranks[static_cast<std::size_t>(r)];
+    k.pid = pid;
+    k.running = true;
+    if (tag_output) {
+      close(out[1]);
+      close(err[1]);
+      k.out_fd = out[0];
+      k.err_fd = err[0];
+    }
+  }
+
+  int running = n;
+  int exit_code = 0;
+  bool killing = false;
+  auto kill_start = std::chrono::steady_clock::now();
+  auto stop_job = [&](const std::string& why, int code) {
+    if (killing) return;
+    killing = true;
+    exit_code = code;
+    std::fflush(stdout);
+    std::fprintf(stderr, "augurrun: %s; stopping the job\n", why.c_str());
+    std::fflush(stderr);
+    kill_start = std::chrono::steady_clock::now();
+    for (auto& k : ranks) {
+      if (k.running) kill(k.pid, SIGTERM);
+    }
+  };
+
+  bool sigkilled = false;
+  while (running > 0 || (tag_output && [&] {
+           for (auto& k : ranks) {
+             if (k.out_fd >= 0 || k.err_fd >= 0) return true;
+           }
+           return false;
+         }())) {
+    if (tag_output) {
+      std::vector<pollfd> fds;
+      std::vector<std::pair<int, bool>> who;  // rank, is stderr
+      for (int r = 0; r < n; ++r) {
+        Rank& k = ranks[static_cast<std::size_t>(r)];
+        if (k.out_fd >= 0) {
+          fds.push_back({k.out_fd, POLLIN, 0});
+          who.emplace_back(r, false);
+        }
+        if (k.err_fd >= 0) {
+          fds.push_back({k.err_fd, POLLIN, 0});
+          who.emplace_back(r, true);
+        }
+      }
+      if (!fds.empty() && poll(fds.data(), fds.size(), 50) > 0) {
+        for (std::size_t f = 0; f < fds.size(); ++f) {
+          if ((fds[f].revents & (POLLIN | POLLHUP | POLLERR)) == 0) continue;
+          Rank& k = ranks[static_cast<std::size_t>(who[f].first)];
+          int& fd = who[f].second ? k.err_fd : k.out_fd;
+          if (!forward(fd, who[f].second ? k.err_buf : k.out_buf, who[f].first, who[f].second ? stderr : stdout)) {
+            close(fd);
+            fd = -1;
+          }
+        }
+      } else if (fds.empty()) {
+        usleep(20'000);
+      }
+    } else {
+      usleep(20'000);
+    }
+    int st = 0;
+    pid_t pid;
+    while (running > 0 && (pid = waitpid(-1, &st, WNOHANG)) > 0) {
+      for (int r = 0; r < n; ++r) {
+        Rank& k = ranks[static_cast<std::size_t>(r)];
+        if (k.pid != pid || !k.running) continue;
+        k.running = false;
+        --running;
+        if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
+          stop_job("rank " + std::to_string(r) + " exited with status " + std::to_string(WEXITSTATUS(st)),
+                   WEXITSTATUS(st));
+        } else if (WIFSIGNALED(st) && !killing) {
+          stop_job("rank " + std::to_string(r) + " was killed by signal " + std::to_string(WTERMSIG(st)) + " (" +
+                       strsignal(WTERMSIG(st)) + ")",
+                   128 + WTERMSIG(st));
+        }
+      }
+    }
+    if (g_signal != 0 && !killing) stop_job(std::string("received ") + strsignal(g_signal), 128 + g_signal);
+    if (watch->done && !watch->status.ok() && running > 0 && !killing) {
+      stop_job("the job failed: " + watch->status.to_string(), 1);
+    }
+    if (killing && !sigkilled && running > 0 &&
+        std::chrono::steady_clock::now() - kill_start > std::chrono::seconds(3)) {
+      sigkilled = true;
+      for (auto& k : ranks) {
+        if (k.running) kill(k.pid, SIGKILL);
+      }
+    }
+  }
+  std::fflush(nullptr);
+  _exit(exit_code);
+}
