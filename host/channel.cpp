@@ -1,5 +1,6 @@
 #include "augur/host/channel.h"
 
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <random>
@@ -30,12 +31,16 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   if (cfg.eager_limit < 64 || cfg.eager_limit > (1u << 20)) {
     return Status(Code::kInvalidArgument, "eager limit must be in [64, 1 MiB]");
   }
+  if (cfg.credit_slots < 1 || cfg.credit_slots > nic::kMaxCreditSlots) {
+    return Status(Code::kInvalidArgument, "credit slots must be in [1, 255]");
+  }
   std::unique_ptr<Channel> ch(new Channel(cfg, ctx, cq));
   ch->connect_ = connect;
   const std::size_t ring = std::size_t{cfg.slots} * ch->slot_bytes_;
   ch->recv_ring_.resize(ring);
   ch->send_ring_.resize(ring);
   ch->words_ = std::make_unique<std::uint64_t[]>(2);
+  ch->credit_table_ = std::make_unique<nic::CreditEntry[]>(cfg.credit_slots);  // zero: every slot free
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion rmr, nic::MemoryRegion::register_memory(pd, ch->recv_ring_.data(), ring, nic::kLocalWrite));
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion smr, nic::MemoryRegion::register_memory(pd, ch->send_ring_.data(), ring, 0));
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion wmr,
@@ -43,6 +48,10 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   ch->recv_mr_ = std::make_unique<nic::MemoryRegion>(std::move(rmr));
   ch->send_mr_ = std::make_unique<nic::MemoryRegion>(std::move(smr));
   ch->words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(wmr));
+  AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion tmr,
+                         nic::MemoryRegion::register_memory(pd, ch->credit_table_.get(),
+                                                            cfg.credit_slots * sizeof(nic::CreditEntry), nic::kRemoteWrite));
+  ch->table_mr_ = std::make_unique<nic::MemoryRegion>(std::move(tmr));
   nic::QpCaps caps;
   caps.max_send_wr = 2 * cfg.slots + 8 + Channel::kMaxReads;  // data sends, credit writes, reads
   caps.max_recv_wr = cfg.slots;
@@ -58,13 +67,20 @@ Result<Channel::Address> Channel::address() const {
   a.credit_word.addr = reinterpret_cast<std::uintptr_t>(&words_[0]);
   a.credit_word.rkey = words_mr_->rkey();
   a.credit_word.length = sizeof(std::uint64_t);
+  a.credit_table.addr = reinterpret_cast<std::uintptr_t>(credit_table_.get());
+  a.credit_table.rkey = table_mr_->rkey();
+  a.credit_table.length = cfg_.credit_slots * sizeof(nic::CreditEntry);
   return a;
 }
 
 Status Channel::connect(const Address& peer) {
   if (peer.credit_word.length != sizeof(std::uint64_t)) return Status(Code::kProtocol, "peer's credit word has the wrong size");
   AUGUR_ASSIGN_OR_RETURN(nic::QpAddress local, qp_->local_address(ctx_, connect_, psn_));
+  if (peer.credit_table.length != cfg_.credit_slots * sizeof(nic::CreditEntry)) {
+    return Status(Code::kProtocol, "peer's credit table has a different number of slots (AUGUR_CREDITS differs?)");
+  }
   peer_word_ = peer.credit_word;
+  peer_table_ = peer.credit_table;
   AUGUR_RETURN_IF_ERROR(qp_->connect(ctx_, connect_, local, peer.qp).context("channel to rank " + std::to_string(cfg_.peer_rank)));
   // Receives can only be posted once the QP has left RESET. A peer that sends before they are
   // posted gets an RNR NAK and retries (rnr_retry), so nothing is lost in that window.
@@ -114,7 +130,7 @@ Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::in
   h.tag = tag;
   h.seq = next_seq_out_;
   h.length = length;
-  std::byte* slot = send_ring_.data() + (sent_ % cfg_.slots) * slot_bytes_;
+  std::byte* slot = next_send_slot();
   nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader)));
   if (!body.empty()) std::memcpy(slot + sizeof(nic::MsgHeader), body.data(), body.size());
   AUGUR_ASSIGN_OR_RETURN(bool ok, send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + body.size())));
@@ -122,6 +138,80 @@ Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::in
   ++counters_.sent;
   counters_.bytes_sent += body.size();
   return ok;
+}
+
+std::byte* Channel::next_send_slot() { return send_ring_.data() + (sent_ % cfg_.slots) * slot_bytes_; }
+
+Result<bool> Channel::post_credit_write(std::span<const std::byte> bytes, std::uint64_t remote_addr) {
+  if (outstanding_credit_writes_ >= cfg_.slots) return false;
+  nic::Sge sge{reinterpret_cast<std::uintptr_t>(bytes.data()), static_cast<std::uint32_t>(bytes.size()), 0};
+  AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kCredit, 1),
+                                        .op = nic::SendOp::kRdmaWrite,
+                                        .sges = {&sge, 1},
+                                        .remote_addr = remote_addr,
+                                        .rkey = peer_table_.rkey,
+                                        .inline_data = true}));  // inline: the source is on our stack
+  ++outstanding_credit_writes_;
+  return true;
+}
+
+Result<bool> Channel::write_credit(std::uint32_t slot, const nic::CreditEntry& e) {
+  if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
+  std::array<std::byte, sizeof(nic::CreditEntry)> bytes{};
+  nic::encode(e, bytes);
+  return post_credit_write(bytes, peer_table_.addr + std::uint64_t{slot} * sizeof(nic::CreditEntry));
+}
+
+Result<bool> Channel::write_arm(std::uint32_t slot, const nic::CreditArm& a) {
+  if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
+  const std::uint64_t raw = nic::encode_arm(a);
+  return post_credit_write({reinterpret_cast<const std::byte*>(&raw), sizeof(raw)},
+                           peer_table_.addr + std::uint64_t{slot} * sizeof(nic::CreditEntry) + nic::kCreditArmOffset);
+}
+
+std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
+  if (slot >= cfg_.credit_slots) return std::nullopt;
+  nic::CreditEntry& e = credit_table_[slot];
+  // The peer's NIC writes the entry with the arm word last; equal arm words before and after
+  // reading the fields mean the fields belong to that arm (the generation changes every issue).
+  const std::uint64_t before = std::atomic_ref<std::uint64_t>(e.arm).load(std::memory_order_acquire);
+  Result<nic::CreditArm> arm = nic::parse_arm(before);
+  if (!arm.ok() || arm->state != nic::CreditState::kArmed) return std::nullopt;
+  std::array<std::byte, nic::kCreditArmOffset> fields{};
+  std::memcpy(fields.data(), &e, fields.size());
+  std::atomic_thread_fence(std::memory_order_acquire);
+  if (std::atomic_ref<std::uint64_t>(e.arm).load(std::memory_order_relaxed) != before) return std::nullopt;
+  Result<nic::CreditEntry> parsed = nic::parse_credit_entry(fields);
+  if (!parsed.ok()) return std::nullopt;  // malformed: never used, the receive falls back to bounce
+  return Credit{parsed.value(), arm.value()};
+}
+
+Result<bool> Channel::try_send_direct(std::uint32_t slot, const nic::CreditEntry& e, std::span<const std::byte> payload) {
+  if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
+  if (payload.size() > cfg_.eager_limit || payload.size() > e.capacity) {
+    return Status(Code::kInvalidArgument, "direct message larger than its credit or the eager limit");
+  }
+  if (credits() == 0 || outstanding_sends_ >= cfg_.slots) {  // the write consumes one of the peer's receives
+    ++counters_.credit_stalls;
+    return false;
+  }
+  const auto len = static_cast<std::uint32_t>(payload.size());
+  const auto ring_slot = static_cast<std::uint32_t>(sent_ % cfg_.slots);
+  std::byte* src = next_send_slot();
+  if (len > 0) std::memcpy(src, payload.data(), len);
+  nic::Sge sge{reinterpret_cast<std::uintptr_t>(src), len, send_mr_->lkey()};
+  AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kSend, ring_slot),
+                                        .op = nic::SendOp::kRdmaWriteWithImm,
+                                        .sges = {&sge, len > 0 ? 1u : 0u},
+                                        .remote_addr = e.addr,
+                                        .rkey = e.rkey,
+                                        .imm = nic::direct_imm(slot, len)}));
+  ++sent_;
+  ++outstanding_sends_;
+  ++next_seq_out_;
+  ++counters_.sent;
+  counters_.bytes_sent += len;
+  return true;
 }
 
 Status Channel::post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey) {
@@ -154,6 +244,20 @@ Status Channel::on_completion(const nic::Completion& c, const std::function<void
     return Status::Ok();
   }
   if (kind != kRecv || slot >= cfg_.slots) return Status(Code::kInternal, "completion with a foreign wr_id");
+  if (c.opcode == nic::WcOpcode::kRecvRdmaWithImm) {
+    // A direct write: the data is already in the credited buffer; the receive slot only
+    // carried the immediate. The engine checks the slot and length against its credits.
+    nic::MsgHeader h;
+    h.type = nic::MsgType::kDirect;
+    h.src = cfg_.peer_rank;
+    h.context = nic::direct_imm_slot(c.imm);
+    h.seq = next_seq_in_++;
+    h.length = nic::direct_imm_length(c.imm);
+    ++counters_.received;
+    counters_.bytes_received += h.length;
+    deliver(Arrival{h, {}, slot});
+    return Status::Ok();
+  }
   const std::span<const std::byte> bytes(recv_ring_.data() + std::size_t{slot} * slot_bytes_, c.byte_len);
   const nic::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_, static_cast<std::uint16_t>(cfg_.slots)};
   Result<nic::MsgHeader> h = nic::parse_msg_header(bytes, expect);

@@ -1,6 +1,8 @@
 #include "augur/host/engine.h"
 
 #include <algorithm>
+#include <bit>
+#include <cstdio>
 #include <chrono>
 #include <cstring>
 #include <string>
@@ -12,13 +14,16 @@ namespace augur::host {
 
 namespace {
 
-constexpr std::size_t kAddressBytes = sizeof(nic::QpAddress) + sizeof(nic::RemoteBuffer);
+constexpr std::size_t kAddressBytes = sizeof(nic::QpAddress) + 2 * sizeof(nic::RemoteBuffer);
+constexpr std::size_t kRb = sizeof(nic::RemoteBuffer);
 
 std::string encode_address(const Channel::Address& a) {
   std::string s(kAddressBytes, '\0');
   auto* p = reinterpret_cast<std::byte*>(s.data());
   nic::encode(a.qp, std::span<std::byte, sizeof(nic::QpAddress)>(p, sizeof(nic::QpAddress)));
-  nic::encode(a.credit_word, std::span<std::byte, sizeof(nic::RemoteBuffer)>(p + sizeof(nic::QpAddress), sizeof(nic::RemoteBuffer)));
+  p += sizeof(nic::QpAddress);
+  nic::encode(a.credit_word, std::span<std::byte, kRb>(p, kRb));
+  nic::encode(a.credit_table, std::span<std::byte, kRb>(p + kRb, kRb));
   return s;
 }
 
@@ -27,9 +32,26 @@ Result<Channel::Address> decode_address(const std::string& s) {
   const auto* p = reinterpret_cast<const std::byte*>(s.data());
   Channel::Address a;
   AUGUR_ASSIGN_OR_RETURN(a.qp, nic::parse_qp_address({p, sizeof(nic::QpAddress)}));
-  AUGUR_ASSIGN_OR_RETURN(a.credit_word, nic::parse_remote_buffer({p + sizeof(nic::QpAddress), sizeof(nic::RemoteBuffer)}));
+  p += sizeof(nic::QpAddress);
+  AUGUR_ASSIGN_OR_RETURN(a.credit_word, nic::parse_remote_buffer({p, kRb}));
+  AUGUR_ASSIGN_OR_RETURN(a.credit_table, nic::parse_remote_buffer({p + kRb, kRb}));
   return a;
 }
+
+std::uint64_t envelope_key(std::uint32_t context, std::int32_t tag) {
+  return std::uint64_t{context} << 32 | static_cast<std::uint32_t>(tag);
+}
+
+constexpr std::size_t kMaxPredictedCalls = 1 << 16;
+
+predictor::Options predictor_options(const EngineConfig& cfg) {
+  predictor::Options o;
+  o.window = std::max<std::uint32_t>(1, cfg.predict_depth);
+  return o;
+}
+
+// Sequence numbers wrap: a is at or after b within half the space.
+bool seq_at_or_after(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) >= 0; }
 
 void complete(Request& r, Path path, Status st = Status::Ok()) {
   r.path = path;
@@ -44,7 +66,35 @@ Status truncation(std::size_t length, std::size_t cap) {
 }  // namespace
 
 Engine::Engine(Bootstrap& boot, const EngineConfig& cfg) : boot_(boot), rank_(boot.rank()), size_(boot.size()), cfg_(cfg) {}
-Engine::~Engine() = default;
+Engine::~Engine() {
+  if (cfg_.stats) std::fprintf(stderr, "%s\n", stats_line().c_str());
+}
+
+std::string Engine::stats_line() const {
+  const nic::RegCacheCounters rc = rcache_counters();
+  const EngineCounters& c = counters_;
+  std::string s = "augur-stats rank=" + std::to_string(rank_);
+  auto kv = [&s](const char* k, std::uint64_t v) { s.append(" ").append(k).append("=").append(std::to_string(v)); };
+  kv("direct_msgs", c.direct_msgs);
+  kv("bounce_msgs", c.bounce_msgs);
+  kv("rndv_msgs", c.rndv_msgs);
+  kv("bytes_copied", c.bytes_copied);
+  kv("pred_hits", c.pred_hits);
+  kv("pred_misses", c.pred_misses);
+  kv("pred_abstains", c.pred_abstains);
+  kv("credits_issued", c.credits_issued);
+  kv("credits_used", c.credits_used);
+  kv("credits_revoked", c.credits_revoked);
+  kv("rcache_hits", rc.hits);
+  kv("rcache_misses", rc.misses);
+  kv("self_msgs", c.self_msgs);
+  kv("unexpected_msgs", c.unexpected_msgs);
+  kv("truncated", c.truncated);
+  kv("direct_sends", c.direct_sends);
+  kv("credits_armed_ahead", c.credits_armed_ahead);
+  kv("pred_suspended", c.pred_suspended);
+  return s;
+}
 
 nic::RegCacheCounters Engine::rcache_counters() const noexcept {
   nic::RegCacheCounters c = send_cache_->counters();
@@ -69,16 +119,25 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->cq_ = std::make_unique<nic::CompletionQueue>(std::move(cq));
   AUGUR_ASSIGN_OR_RETURN(nic::RegCacheLimits lim, nic::reg_cache_limits_from_settings());
   e->send_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kRemoteRead), lim);
-  e->recv_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kLocalWrite), lim);
+  // Receive buffers are written by RDMA READ (rendezvous) and by the peer's direct writes.
+  e->recv_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kLocalWrite | nic::kRemoteWrite), lim);
+  if (cfg.steering == Steering::kPredicted) {
+    AUGUR_ASSIGN_OR_RETURN(e->predictor_, predictor::make_predictor(cfg.predictor, predictor_options(cfg)));
+    e->predicted_.reserve(cfg.predict_depth);
+  }
   e->peers_.resize(static_cast<std::size_t>(e->size_));
   for (int p = 0; p < e->size_; ++p) {
     if (p == e->rank_) continue;
-    const ChannelConfig cc{static_cast<std::uint32_t>(e->rank_), static_cast<std::uint32_t>(p), cfg.slots, cfg.eager_limit};
+    const ChannelConfig cc{static_cast<std::uint32_t>(e->rank_), static_cast<std::uint32_t>(p), cfg.slots, cfg.eager_limit,
+                           cfg.credit_slots};
     AUGUR_ASSIGN_OR_RETURN(auto ch, Channel::create(*e->ctx_, *e->pd_, *e->cq_, cc, opt.connect));
     AUGUR_ASSIGN_OR_RETURN(Channel::Address a, ch->address());
     AUGUR_RETURN_IF_ERROR(boot.put("augur.ch." + std::to_string(p), encode_address(a)));
     e->peer_of_qp_[ch->qp_num()] = p;
-    e->peers_[static_cast<std::size_t>(p)].ch = std::move(ch);
+    Peer& peer = e->peers_[static_cast<std::size_t>(p)];
+    peer.ch = std::move(ch);
+    peer.given.resize(cfg.credit_slots);
+    peer.revoked.assign(cfg.credit_slots, 0);
   }
   AUGUR_RETURN_IF_ERROR(boot.fence());
   for (int p = 0; p < e->size_; ++p) {
@@ -157,14 +216,234 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
   }
   auto req = std::make_shared<Request>();
   PostedRecv recv{req, buf, len, source};
+  // A credit is only safe when no earlier receive could take the message it names.
+  const bool creditable = cfg_.steering != Steering::kOff && source >= 0 && source != rank_ && tag >= 0 && len > 0 &&
+                          len <= cfg_.eager_limit && !match_.posted_conflicts(context, source, tag);
   if (auto m = match_.post({context, source, tag}, recv)) {
     AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
+  } else if (creditable) {
+    AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
   }
+  if (predictor_) AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
   return req;
+}
+
+Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context,
+                           std::int32_t tag) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  using State = GivenCredit::State;
+  const nic::CreditArm armed{nic::CreditState::kArmed, 0, p.ch->next_seq_in()};
+  // Staged by prediction for exactly this receive: only the arm word travels.
+  for (std::uint32_t k = 0; k < p.given.size(); ++k) {
+    GivenCredit& g = p.given[k];
+    if (g.state != State::kPending || g.buf != buf || g.cap != len || g.context != context || g.tag != tag) continue;
+    nic::CreditArm a = armed;
+    a.generation = g.generation;
+    AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_arm(k, a));
+    if (!written) return Status::Ok();  // no room in the send queue: this one goes by bounce
+    g.state = State::kArmed;
+    g.req = req;
+    req->credit_peer = peer;
+    req->credit_slot = static_cast<std::int32_t>(k);
+    ++counters_.credits_armed_ahead;
+    return Status::Ok();
+  }
+  // Otherwise a free slot, else one staged in vain.
+  auto pick = [&](State st) {
+    return std::find_if(p.given.begin(), p.given.end(), [&](const GivenCredit& g) { return g.state == st; });
+  };
+  auto it = pick(State::kFree);
+  if (it == p.given.end()) it = pick(State::kPending);
+  if (it == p.given.end()) return Status::Ok();  // all credits out: bounce
+  Result<nic::RegCache::Handle> pin = recv_cache_->acquire(buf, len);
+  if (!pin.ok()) return Status::Ok();  // cannot register (cache full): bounce
+  const auto k = static_cast<std::uint32_t>(it - p.given.begin());
+  GivenCredit& g = *it;
+  const std::uint32_t generation = (g.generation + 1) & 0xffffff;
+  nic::CreditEntry e;
+  e.addr = reinterpret_cast<std::uintptr_t>(buf);
+  e.rkey = pin->rkey();
+  e.capacity = static_cast<std::uint32_t>(len);
+  e.context = context;
+  e.tag = tag;
+  nic::CreditArm a = armed;
+  a.generation = generation;
+  e.arm = nic::encode_arm(a);
+  AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_credit(k, e));
+  if (!written) return Status::Ok();
+  if (g.state == State::kPending) ++counters_.credits_revoked;  // the staged one it replaces
+  ++counters_.credits_issued;
+  g = GivenCredit{State::kArmed, generation, req, buf, e.capacity, context, tag, std::move(pin.value())};
+  req->credit_peer = peer;
+  req->credit_slot = static_cast<std::int32_t>(k);
+  return Status::Ok();
+}
+
+Status Engine::stage_credit(const predictor::RecvCall& call) {
+  if (call.source < 0 || call.source == rank_ || call.source >= size_ || call.tag < 0 || call.count == 0 ||
+      call.count > cfg_.eager_limit) {
+    return Status::Ok();
+  }
+  Peer& p = peers_[static_cast<std::size_t>(call.source)];
+  if (p.dead) return Status::Ok();
+  using State = GivenCredit::State;
+  const void* buf = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(call.buffer));
+  std::uint32_t staged = 0;
+  GivenCredit* free_slot = nullptr;
+  for (GivenCredit& g : p.given) {
+    // An armed credit for the same buffer belongs to the receive posted now, not the next one.
+    if (g.state == State::kPending && g.buf == buf && g.cap == call.count && g.context == call.comm &&
+        g.tag == call.tag) {
+      return Status::Ok();  // already staged
+    }
+    if (g.state == State::kPending) ++staged;
+    if (g.state == State::kFree && free_slot == nullptr) free_slot = &g;
+  }
+  if (free_slot == nullptr || staged >= cfg_.predict_depth) return Status::Ok();
+  // A predicted buffer may no longer be mapped: then registration fails and nothing is staged.
+  Result<nic::RegCache::Handle> pin = recv_cache_->acquire(buf, call.count);
+  if (!pin.ok()) return Status::Ok();
+  const auto k = static_cast<std::uint32_t>(free_slot - p.given.data());
+  const std::uint32_t generation = (free_slot->generation + 1) & 0xffffff;
+  nic::CreditEntry e;
+  e.addr = call.buffer;
+  e.rkey = pin->rkey();
+  e.capacity = static_cast<std::uint32_t>(call.count);
+  e.context = call.comm;
+  e.tag = call.tag;
+  e.arm = nic::encode_arm({nic::CreditState::kPending, generation, 0});
+  AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_credit(k, e));
+  if (!written) return Status::Ok();
+  ++counters_.credits_issued;
+  *free_slot = GivenCredit{State::kPending, generation, nullptr, buf, e.capacity, call.comm, call.tag, std::move(pin.value())};
+  return Status::Ok();
+}
+
+Status Engine::observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context) {
+  predictor::RecvCall c;
+  c.kind = predictor::CallKind::kIrecv;
+  c.source = source;
+  c.tag = tag;
+  c.count = len;
+  c.buffer = reinterpret_cast<std::uintptr_t>(buf);
+  c.comm = context;
+  if (call_of_id_.size() >= kMaxPredictedCalls) {
+    // Buffers that never repeat (fresh allocations) would grow the tables without end: start over.
+    AUGUR_ASSIGN_OR_RETURN(predictor_, predictor::make_predictor(cfg_.predictor, predictor_options(cfg_)));
+    interner_ = predictor::Interner{};
+    call_of_id_.clear();
+    predicted_.clear();
+  }
+  const predictor::Event ev = interner_.intern(c);
+  if (ev.call == call_of_id_.size()) call_of_id_.push_back(c);
+  // Score the prediction made before this call.
+  if (predicted_.empty()) {
+    ++counters_.pred_abstains;
+  } else {
+    const bool hit = std::find(predicted_.begin(), predicted_.end(), ev.call) != predicted_.end();
+    ++(hit ? counters_.pred_hits : counters_.pred_misses);
+    outcomes_ = outcomes_ << 1 | (hit ? 1u : 0u);
+    if (++outcome_count_ >= 64) {
+      // Prediction that stays wrong costs registrations and credits for nothing: pause it.
+      if (std::popcount(outcomes_) < 16) {
+        suspended_for_ = 1024;
+        ++counters_.pred_suspended;
+      }
+      outcome_count_ = 0;
+    }
+  }
+  predictor_->observe(ev);
+  predicted_.clear();
+  if (suspended_for_ > 0) {
+    --suspended_for_;
+    return Status::Ok();
+  }
+  predicted_.resize(std::max<std::uint32_t>(1, cfg_.predict_depth));
+  predicted_.resize(predictor_->predict_k(predictor::kNoSite, predicted_));
+  for (predictor::CallId id : predicted_) {
+    if (id < call_of_id_.size()) AUGUR_RETURN_IF_ERROR(stage_credit(call_of_id_[id]));
+  }
+  return Status::Ok();
+}
+
+void Engine::drop_credit(Request& r) {
+  if (r.credit_slot < 0) return;
+  GivenCredit& g = peers_[static_cast<std::size_t>(r.credit_peer)].given[static_cast<std::size_t>(r.credit_slot)];
+  r.credit_peer = r.credit_slot = -1;
+  // The message that took the receive was sent after valid_from_seq with the credit's envelope,
+  // so the sender holds the credit void: the slot can be given again at once.
+  ++counters_.credits_revoked;
+  g.state = g.state == GivenCredit::State::kRevoking ? GivenCredit::State::kAwaitAck : GivenCredit::State::kFree;
+  g.req.reset();
+  g.pin = {};
+}
+
+Status Engine::on_direct(int peer, std::uint32_t slot, std::uint32_t length) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  using State = GivenCredit::State;
+  if (slot >= p.given.size() || (p.given[slot].state != State::kArmed && p.given[slot].state != State::kRevoking) ||
+      length > p.given[slot].cap) {
+    return Status(Code::kProtocol, "direct write of " + std::to_string(length) + " bytes for credit " +
+                                       std::to_string(slot) + ", which is not armed for that size");
+  }
+  GivenCredit& g = p.given[slot];
+  RequestPtr r = g.req;
+  if (!match_.cancel([&](const PostedRecv& pr) { return pr.req == r; })) {
+    return Status(Code::kInternal, "direct write for a receive that is no longer posted");
+  }
+  r->credit_peer = r->credit_slot = -1;
+  r->source = peer;
+  r->tag = g.tag;
+  r->length = length;
+  ++counters_.direct_msgs;
+  ++counters_.credits_used;
+  complete(*r, Path::kDirect);
+  g.state = g.state == State::kRevoking ? State::kAwaitAck : State::kFree;
+  g.req.reset();
+  g.pin = {};
+  return Status::Ok();
+}
+
+Status Engine::on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  using State = GivenCredit::State;
+  if (slot >= p.given.size()) return Status(Code::kProtocol, "revoke ack for credit " + std::to_string(slot));
+  GivenCredit& g = p.given[slot];
+  if (g.generation != generation || (g.state != State::kRevoking && g.state != State::kAwaitAck)) {
+    return Status(Code::kProtocol, "revoke ack for a credit that was not revoked");
+  }
+  if (g.state == State::kRevoking) {  // nothing came through the credit: the cancel succeeds
+    RequestPtr r = g.req;
+    if (match_.cancel([&](const PostedRecv& pr) { return pr.req == r; })) {
+      r->credit_peer = r->credit_slot = -1;
+      r->cancelled = true;
+      complete(*r, Path::kNone);
+    }
+    ++counters_.credits_revoked;
+  }
+  g.state = State::kFree;
+  g.req.reset();
+  g.pin = {};
+  return Status::Ok();
+}
+
+std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(Peer& p, const OutMsg& m) const {
+  const auto last = p.last_sent.find(envelope_key(m.context, m.tag));
+  for (std::uint32_t k = 0; k < p.ch->credit_slots(); ++k) {
+    std::optional<Channel::Credit> c = p.ch->armed_credit(k);
+    if (!c || c->entry.context != m.context || c->entry.tag != m.tag || c->entry.capacity < m.length) continue;
+    if (p.revoked[k] == c->arm.generation + 1) continue;
+    // Void when a message with this envelope went out since the receive was posted: that
+    // message takes the receive.
+    if (last != p.last_sent.end() && seq_at_or_after(last->second, c->arm.valid_from_seq)) continue;
+    return std::make_pair(k, c->entry);
+  }
+  return std::nullopt;
 }
 
 Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag) {
   Request& r = *recv.req;
+  drop_credit(r);
   r.source = msg.peer;
   r.tag = tag;
   r.length = msg.length;
@@ -220,6 +499,14 @@ void Engine::queue_fin(int peer, std::uint32_t rts_seq) {
   peers_[static_cast<std::size_t>(peer)].out.push_front(std::move(fin));  // not matched: may pass data
 }
 
+void Engine::queue_control(int peer, nic::MsgType type, std::uint32_t slot, std::uint32_t generation) {
+  OutMsg c{};
+  c.type = type;
+  c.context = slot;
+  c.length = generation;
+  peers_[static_cast<std::size_t>(peer)].out.push_front(std::move(c));  // not matched: may pass data
+}
+
 Status Engine::push_sends(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   while (!p.out.empty() && !p.dead) {
@@ -227,8 +514,21 @@ Status Engine::push_sends(int peer) {
     const std::uint32_t seq = p.ch->next_seq();
     std::span<const std::byte> body = m.body;
     if (m.type == nic::MsgType::kEager) body = {static_cast<const std::byte*>(m.user), m.length};
+    const bool data = m.type == nic::MsgType::kEager || m.type == nic::MsgType::kRts;
+    if (m.type == nic::MsgType::kEager && cfg_.steering != Steering::kOff) {
+      if (auto credit = usable_credit(p, m)) {
+        AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send_direct(credit->first, credit->second, body));
+        if (!sent) break;
+        p.last_sent[envelope_key(m.context, m.tag)] = seq;
+        ++counters_.direct_sends;
+        complete(*m.req, Path::kDirect);  // copied into the send slot: the user buffer is free
+        p.out.pop_front();
+        continue;
+      }
+    }
     AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(m.type, m.context, m.tag, m.length, body));
     if (!sent) break;  // out of credits: the rest waits, in order
+    if (data) p.last_sent[envelope_key(m.context, m.tag)] = seq;
     if (m.type == nic::MsgType::kEager) {
       complete(*m.req, Path::kBounce);  // copied into the send slot: the user buffer is free
     } else if (m.type == nic::MsgType::kRts) {
@@ -298,6 +598,23 @@ void Engine::deliver(int peer, const Arrival& a) {
     case nic::MsgType::kCredit:
       st = ch.release(a.slot);
       break;
+    case nic::MsgType::kDirect:
+      st = ch.release(a.slot);
+      if (st.ok()) st = on_direct(peer, h.context, h.length);
+      break;
+    case nic::MsgType::kRevoke:  // from now on the credit is not ours to use; any write through it is already queued
+      st = ch.release(a.slot);
+      if (h.context >= peers_[static_cast<std::size_t>(peer)].revoked.size()) {
+        st = Status(Code::kProtocol, "revoke of credit " + std::to_string(h.context));
+        break;
+      }
+      peers_[static_cast<std::size_t>(peer)].revoked[h.context] = h.length + 1;
+      queue_control(peer, nic::MsgType::kRevokeAck, h.context, h.length);
+      break;
+    case nic::MsgType::kRevokeAck:
+      st = ch.release(a.slot);
+      if (st.ok()) st = on_revoke_ack(peer, h.context, h.length);
+      break;
   }
   if (!st.ok() && deferred_.ok()) deferred_ = st.context("from rank " + std::to_string(peer));
 }
@@ -328,6 +645,7 @@ Status Engine::fail_peer(int peer, const Status& why) {
   })) {
   }
   for (auto& r : doomed) complete(*r, Path::kNone, why);
+  for (GivenCredit& g : p.given) g = GivenCredit{GivenCredit::State::kFree, g.generation, nullptr, nullptr, 0, 0, 0, {}};
   return why;
 }
 
@@ -405,6 +723,21 @@ Result<bool> Engine::test(const RequestPtr& r) {
 
 bool Engine::cancel(const RequestPtr& r) {
   if (r->done) return false;
+  if (r->credit_slot >= 0) {
+    // The sender may be writing through the credit right now: ask it to give the credit back;
+    // the receive completes as cancelled at its answer, or with the message it already sent.
+    GivenCredit& g = peers_[static_cast<std::size_t>(r->credit_peer)].given[static_cast<std::size_t>(r->credit_slot)];
+    if (g.state == GivenCredit::State::kArmed) {
+      g.state = GivenCredit::State::kRevoking;
+      OutMsg c{};
+      c.type = nic::MsgType::kRevoke;
+      c.context = static_cast<std::uint32_t>(r->credit_slot);
+      c.length = g.generation;
+      peers_[static_cast<std::size_t>(r->credit_peer)].out.push_back(std::move(c));
+      (void)push_sends(r->credit_peer);
+    }
+    return true;
+  }
   if (!match_.cancel([&](const PostedRecv& p) { return p.req == r; })) return false;
   r->cancelled = true;
   complete(*r, Path::kNone);
@@ -442,6 +775,27 @@ Result<EngineConfig> engine_config_from_settings() {
   c.slots = static_cast<std::uint32_t>(slots);
   c.eager_limit = static_cast<std::uint32_t>(eager);
   c.keepalive_ms = static_cast<std::uint32_t>(keepalive);
+  AUGUR_ASSIGN_OR_RETURN(std::string steering, setting_string("AUGUR_STEERING"));
+  if (steering == "off") {
+    c.steering = Steering::kOff;
+  } else if (steering == "posted") {
+    c.steering = Steering::kPosted;
+  } else if (steering == "predicted") {
+    c.steering = Steering::kPredicted;
+  } else {
+    return Status(Code::kInvalidArgument, "AUGUR_STEERING=" + steering + ": expected off, posted or predicted");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t credits, setting_int("AUGUR_CREDITS", 1, nic::kMaxCreditSlots));
+  c.credit_slots = static_cast<std::uint32_t>(credits);
+  AUGUR_ASSIGN_OR_RETURN(c.predictor, setting_string("AUGUR_PREDICTOR"));
+  const auto names = predictor::predictor_names();
+  if (std::find(names.begin(), names.end(), c.predictor) == names.end()) {
+    return Status(Code::kInvalidArgument, "AUGUR_PREDICTOR=" + c.predictor + ": not a predictor name (see docs/predictor.md)");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t depth, setting_int("AUGUR_PREDICT_DEPTH", 1, 16));
+  c.predict_depth = static_cast<std::uint32_t>(depth);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t stats, setting_int("AUGUR_STATS", 0, 1));
+  c.stats = stats == 1;
   return c;
 }
 

@@ -138,7 +138,7 @@ Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpec
   h.tag = static_cast<std::int32_t>(r.get<std::uint32_t>());
   h.seq = r.get<std::uint32_t>();
   h.length = r.get<std::uint32_t>();
-  if (type < 1 || type > 4) return bad("message header", "type " + std::to_string(type));
+  if (type < 1 || type > 6) return bad("message header", "type " + std::to_string(type));
   h.type = static_cast<MsgType>(type);
   if (h.version != MsgHeader::kVersion) return bad("message header", "version " + std::to_string(h.version));
   if (h.src != expect.src) {
@@ -163,10 +163,61 @@ Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpec
       break;
     case MsgType::kFin:  // length names the RTS answered; checked by the engine
     case MsgType::kCredit:
+    case MsgType::kRevoke:  // slot and generation are checked by the engine
+    case MsgType::kRevokeAck:
       if (body != 0) return bad("message header", "control message with a payload");
       break;
+    case MsgType::kDirect:
+      return bad("message header", "type kDirect is never sent in a header");
   }
   return h;
+}
+
+std::uint64_t encode_arm(const CreditArm& a) noexcept {
+  std::uint64_t raw = 0;
+  Writer w(reinterpret_cast<std::byte*>(&raw));
+  w.put(static_cast<std::uint8_t>(a.state));
+  w.put(static_cast<std::uint8_t>(a.generation >> 16));
+  w.put(static_cast<std::uint16_t>(a.generation & 0xffff));
+  w.put(a.valid_from_seq);
+  return raw;
+}
+
+Result<CreditArm> parse_arm(std::uint64_t raw) {
+  Reader r(reinterpret_cast<const std::byte*>(&raw));
+  const auto state = r.get<std::uint8_t>();
+  if (state > static_cast<std::uint8_t>(CreditState::kArmed)) return bad("credit", "state " + std::to_string(state));
+  CreditArm a;
+  a.state = static_cast<CreditState>(state);
+  a.generation = std::uint32_t{r.get<std::uint8_t>()} << 16;
+  a.generation |= r.get<std::uint16_t>();
+  a.valid_from_seq = r.get<std::uint32_t>();
+  return a;
+}
+
+void encode(const CreditEntry& in, std::span<std::byte, sizeof(CreditEntry)> out) noexcept {
+  Writer w(out.data());
+  w.put(in.addr);
+  w.put(in.rkey);
+  w.put(in.capacity);
+  w.put(in.context);
+  w.put(static_cast<std::uint32_t>(in.tag));
+  std::memcpy(out.data() + kCreditArmOffset, &in.arm, sizeof(in.arm));  // already encoded
+}
+
+Result<CreditEntry> parse_credit_entry(std::span<const std::byte> in) {
+  if (in.size() < kCreditArmOffset) return bad("credit", "only " + std::to_string(in.size()) + " bytes");
+  Reader r(in.data());
+  CreditEntry e;
+  e.addr = r.get<std::uint64_t>();
+  e.rkey = r.get<std::uint32_t>();
+  e.capacity = r.get<std::uint32_t>();
+  e.context = r.get<std::uint32_t>();
+  e.tag = static_cast<std::int32_t>(r.get<std::uint32_t>());
+  if (e.tag < 0) return bad("credit", "tag " + std::to_string(e.tag));
+  if (e.capacity > kMaxDirectBytes) return bad("credit", "capacity " + std::to_string(e.capacity));
+  if (e.addr == 0 || e.addr + e.capacity < e.addr) return bad("credit", "buffer address");
+  return e;
 }
 
 }  // namespace augur::nic

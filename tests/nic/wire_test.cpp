@@ -176,6 +176,8 @@ TEST(MsgHeaderWire, RejectsWhatAPeerMustNotSend) {
       {"bad version", [](MsgHeader& h) { h.version = 2; }, 100, "version 2"},
       {"control with payload", [](MsgHeader& h) { h.type = MsgType::kCredit; }, 100, "control message with a payload"},
       {"RTS without buffer", [](MsgHeader& h) { h.type = MsgType::kRts; }, 100, "RTS without a remote buffer"},
+      {"revoke with payload", [](MsgHeader& h) { h.type = MsgType::kRevoke; }, 100, "control message with a payload"},
+      {"local-only type", [](MsgHeader& h) { h.type = MsgType::kDirect; }, 100, "type 128"},
       {"larger than slot", [](MsgHeader& h) { h.length = 9000; }, 9000, "larger than its slot"},
   };
   for (const Case& c : cases) {
@@ -189,6 +191,68 @@ TEST(MsgHeaderWire, RejectsWhatAPeerMustNotSend) {
   }
   std::vector<std::byte> short_slot(10);
   EXPECT_EQ(parse_msg_header(short_slot, kExpect).status().code(), Code::kProtocol);
+}
+
+TEST(CreditWire, ArmWordRoundTripsAndIsBigEndian) {
+  const CreditArm a{CreditState::kArmed, 0xabcdef, 0x01020304};
+  const std::uint64_t raw = encode_arm(a);
+  const auto* b = reinterpret_cast<const unsigned char*>(&raw);
+  EXPECT_EQ(b[0], 2);  // state first: the byte a reader sees change
+  EXPECT_EQ(b[1], 0xab);
+  EXPECT_EQ(b[4], 0x01);
+  EXPECT_EQ(b[7], 0x04);
+  Result<CreditArm> back = parse_arm(raw);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->state, CreditState::kArmed);
+  EXPECT_EQ(back->generation, 0xabcdefu);
+  EXPECT_EQ(back->valid_from_seq, 0x01020304u);
+  std::uint64_t bad = raw;
+  reinterpret_cast<unsigned char*>(&bad)[0] = 7;
+  EXPECT_EQ(parse_arm(bad).status().code(), Code::kProtocol);
+}
+
+TEST(CreditWire, EntryRoundTripsAndRejectsWhatCouldMisdirectAWrite) {
+  CreditEntry e;
+  e.addr = 0x7f0012345678;
+  e.rkey = 0x1234;
+  e.capacity = 4096;
+  e.context = 9;
+  e.tag = 77;
+  e.arm = encode_arm({CreditState::kPending, 5, 0});
+  std::array<std::byte, sizeof(CreditEntry)> buf{};
+  encode(e, buf);
+  Result<CreditEntry> back = parse_credit_entry(buf);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->addr, e.addr);
+  EXPECT_EQ(back->rkey, e.rkey);
+  EXPECT_EQ(back->capacity, e.capacity);
+  EXPECT_EQ(back->context, e.context);
+  EXPECT_EQ(back->tag, e.tag);
+  EXPECT_EQ(0, std::memcmp(buf.data() + kCreditArmOffset, &e.arm, sizeof e.arm));
+  struct Case {
+    const char* what;
+    void (*mutate)(CreditEntry&);
+  };
+  const Case cases[] = {
+      {"ANY_TAG", [](CreditEntry& c) { c.tag = -1; }},
+      {"capacity beyond the immediate", [](CreditEntry& c) { c.capacity = kMaxDirectBytes + 1; }},
+      {"null buffer", [](CreditEntry& c) { c.addr = 0; }},
+      {"wrapping range", [](CreditEntry& c) { c.addr = ~std::uint64_t{0} - 10; }},
+  };
+  for (const Case& c : cases) {
+    CreditEntry m = e;
+    c.mutate(m);
+    encode(m, buf);
+    EXPECT_EQ(parse_credit_entry(buf).status().code(), Code::kProtocol) << c.what;
+  }
+  EXPECT_EQ(parse_credit_entry(std::span<const std::byte>(buf.data(), 10)).status().code(), Code::kProtocol);
+}
+
+TEST(CreditWire, ImmediateCarriesSlotAndLength) {
+  const std::uint32_t imm = direct_imm(200, kMaxDirectBytes);
+  EXPECT_EQ(direct_imm_slot(imm), 200u);
+  EXPECT_EQ(direct_imm_length(imm), kMaxDirectBytes);
+  EXPECT_EQ(direct_imm_length(direct_imm(3, 0)), 0u);
 }
 
 }  // namespace

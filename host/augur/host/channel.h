@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -28,6 +29,7 @@ struct ChannelConfig {
   std::uint32_t peer_rank = 0;
   std::uint32_t slots = 64;          // bounce slots per direction
   std::uint32_t eager_limit = 8192;  // payload bytes per slot; the header comes on top
+  std::uint32_t credit_slots = 16;   // direct-placement credits per direction (<= 255)
 };
 
 struct ChannelCounters {
@@ -49,10 +51,12 @@ struct Arrival {
 
 class Channel {
  public:
-  // What one side tells the other: its QP address and where to write its credit word.
+  // What one side tells the other: its QP address, where to write its freed-slot count, and
+  // its credit table (where the peer writes the direct-placement credits it gives us).
   struct Address {
     nic::QpAddress qp;
     nic::RemoteBuffer credit_word;
+    nic::RemoteBuffer credit_table;
   };
 
   static Result<std::unique_ptr<Channel>> create(const nic::Context& ctx, const nic::ProtectionDomain& pd,
@@ -75,13 +79,34 @@ class Channel {
   }
   // The sequence number the next message to the peer will carry.
   [[nodiscard]] std::uint32_t next_seq() const noexcept { return next_seq_out_; }
+  // Direct placement, receiving side: writes a credit (entry and arm word) into slot `slot` of
+  // the peer's credit table, or only its arm word. False if the send queue has no room now.
+  Result<bool> write_credit(std::uint32_t slot, const nic::CreditEntry& e);
+  Result<bool> write_arm(std::uint32_t slot, const nic::CreditArm& a);
+  // Direct placement, sending side: the credit the peer put in our table at `slot`, if it is
+  // armed and was read whole (fields between two equal reads of the arm word) and well formed.
+  struct Credit {
+    nic::CreditEntry entry;
+    nic::CreditArm arm;
+  };
+  [[nodiscard]] std::optional<Credit> armed_credit(std::uint32_t slot) const;
+  // Sends one message by RDMA WRITE with immediate into the credited buffer (same ordering,
+  // sequence numbers and bounce-slot flow control as try_send: the write consumes a receive).
+  // The payload is copied to a send slot first, so it must fit the eager limit.
+  Result<bool> try_send_direct(std::uint32_t slot, const nic::CreditEntry& e, std::span<const std::byte> payload);
+  [[nodiscard]] std::uint32_t credit_slots() const noexcept { return cfg_.credit_slots; }
+  // Messages received from the peer so far (the sequence number the next one must carry).
+  [[nodiscard]] std::uint32_t next_seq_in() const noexcept { return next_seq_in_; }
+
   // Posts an RDMA READ of the peer's memory into local registered memory; its completion comes
   // back with wr_id kind kReadKind and `cookie` in the low 32 bits.
   Status post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey);
   static constexpr std::uint64_t kReadKind = 4;
   static constexpr std::uint32_t kMaxReads = 16;  // reads in flight per channel (send queue room)
   // Handles one completion of this channel's QP. An arrival is passed to `deliver`; a malformed
-  // header is a kProtocol error and its slot is released without delivery.
+  // header is a kProtocol error and its slot is released without delivery. A direct write
+  // arrives as a header of type kDirect with context = credit slot and length from the
+  // immediate, and an empty payload.
   Status on_completion(const nic::Completion& c, const std::function<void(const Arrival&)>& deliver);
   // Gives a slot back to the peer (reposts it; credits flow back in batches).
   Status release(std::uint32_t slot);
@@ -101,6 +126,8 @@ class Channel {
   Status post_recv(std::uint32_t slot);
   Status write_credits();
   Result<bool> send_slot(std::uint32_t len);
+  Result<bool> post_credit_write(std::span<const std::byte> bytes, std::uint64_t remote_addr);
+  std::byte* next_send_slot();
 
   ChannelConfig cfg_;
   const nic::Context& ctx_;
@@ -111,7 +138,9 @@ class Channel {
   std::vector<std::byte> recv_ring_;
   std::vector<std::byte> send_ring_;
   std::unique_ptr<std::uint64_t[]> words_;  // [0]: peer's freed count, written by the peer; [1]: ours, the source of our writes
-  std::unique_ptr<nic::MemoryRegion> recv_mr_, send_mr_, words_mr_;
+  std::unique_ptr<nic::CreditEntry[]> credit_table_;  // credits the peer gives us, written by its NIC
+  std::unique_ptr<nic::MemoryRegion> recv_mr_, send_mr_, words_mr_, table_mr_;
+  nic::RemoteBuffer peer_table_{};
   std::unique_ptr<nic::QueuePair> qp_;
   nic::RemoteBuffer peer_word_{};
   std::uint64_t sent_ = 0;

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
+#include <string>
 #include <unordered_map>
 #include <span>
 #include <vector>
@@ -24,10 +26,20 @@
 #include "augur/host/matching.h"
 #include "augur/nic/reg_cache.h"
 #include "augur/nic/verbs.h"
+#include "augur/predictor/predictor.h"
 
 namespace augur::host {
 
-enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous };
+enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous, kDirect };
+
+// How receives steer eager messages (AUGUR_STEERING).
+enum class Steering : std::uint8_t {
+  kOff,        // bounce and rendezvous only
+  kPosted,     // a posted receive gives its sender a credit: the next matching message is written
+               // straight into the receive buffer
+  kPredicted,  // as kPosted, and the predicted next receives are registered and credited ahead
+               // (pending), so that posting the receive only arms the credit
+};
 
 struct Request {
   bool done = false;
@@ -38,6 +50,9 @@ struct Request {
   std::int32_t source = -1;
   std::int32_t tag = -1;
   std::size_t length = 0;     // bytes of the message (as sent), even when truncated
+  // Engine-internal: the direct-placement credit this receive holds (-1: none).
+  std::int32_t credit_peer = -1;
+  std::int32_t credit_slot = -1;
 };
 using RequestPtr = std::shared_ptr<Request>;
 
@@ -47,9 +62,15 @@ struct EngineConfig {
   // While a request waits, the job's liveness is checked this often (through the bootstrap
   // connection): a dead peer is reported within about this interval instead of a hang.
   std::uint32_t keepalive_ms = 1000;
+  Steering steering = Steering::kPredicted;
+  std::uint32_t credit_slots = 16;        // direct-placement credits per peer (<= 255)
+  std::string predictor = "single-cycle";  // a name from predictor_names()
+  std::uint32_t predict_depth = 2;        // predicted receives credited ahead (top-k)
+  bool stats = false;                     // print the augur-stats line when the engine ends
 };
 
-// EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS.
+// EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
+// AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS.
 Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
@@ -59,6 +80,16 @@ struct EngineCounters {
   std::uint64_t bytes_copied = 0;  // copied out of bounce slots or self buffers
   std::uint64_t unexpected_msgs = 0;
   std::uint64_t truncated = 0;
+  std::uint64_t direct_msgs = 0;      // received by direct write into the receive buffer
+  std::uint64_t direct_sends = 0;     // sent by direct write (the other side of direct_msgs)
+  std::uint64_t credits_issued = 0;   // credits written to senders (armed at once, or staged)
+  std::uint64_t credits_armed_ahead = 0;  // of those, staged by prediction and armed by the post
+  std::uint64_t credits_used = 0;     // = direct_msgs
+  std::uint64_t credits_revoked = 0;  // void (receive matched otherwise), cancelled, or staged in vain
+  std::uint64_t pred_hits = 0;        // receive calls among the calls predicted just before
+  std::uint64_t pred_misses = 0;
+  std::uint64_t pred_abstains = 0;    // no prediction offered (or prediction suspended)
+  std::uint64_t pred_suspended = 0;   // times prediction was turned off for a low hit ratio
 };
 
 class Engine {
@@ -89,9 +120,12 @@ class Engine {
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
   [[nodiscard]] const EngineCounters& counters() const noexcept { return counters_; }
+  [[nodiscard]] const EngineConfig& config() const noexcept { return cfg_; }
   // Both registration caches together.
   [[nodiscard]] nic::RegCacheCounters rcache_counters() const noexcept;
   [[nodiscard]] const Channel* channel(int peer) const { return peers_[static_cast<std::size_t>(peer)].ch.get(); }
+  // One line, `augur-stats rank=R direct_msgs=N ...` (the AUGUR_STATS format, see docs/runtime.md).
+  [[nodiscard]] std::string stats_line() const;
 
  private:
   struct PostedRecv {
@@ -133,8 +167,31 @@ class Engine {
     int peer;
     std::uint32_t rts_seq;
   };
+  // A credit this rank gave a peer for one of its receives (receiving side).
+  struct GivenCredit {
+    enum class State : std::uint8_t {
+      kFree,
+      kPending,   // staged for a predicted receive; the sender may not use it yet
+      kArmed,     // held by a posted receive (req)
+      kRevoking,  // its receive is being cancelled: waiting for the sender's kRevokeAck
+      kAwaitAck,  // used or void while revoking: only the kRevokeAck is still to come
+    };
+    State state = State::kFree;
+    std::uint32_t generation = 0;
+    RequestPtr req;
+    const void* buf = nullptr;
+    std::uint32_t cap = 0;
+    std::uint32_t context = 0;
+    std::int32_t tag = 0;
+    nic::RegCache::Handle pin;
+  };
   struct Peer {
     std::unique_ptr<Channel> ch;
+    std::vector<GivenCredit> given;  // credits we gave this peer, by slot
+    // Sending side: (context << 32 | tag) -> sequence number of the last data message sent with
+    // that envelope; a credit whose valid_from_seq is not after it is void.
+    std::unordered_map<std::uint64_t, std::uint32_t> last_sent;
+    std::vector<std::uint32_t> revoked;  // by slot: generation+1 of the credit the peer revoked
     std::deque<OutMsg> out;                       // in order: non-overtaking
     std::deque<std::pair<std::uint32_t, OutMsg>> awaiting_fin;  // by RTS sequence number
     std::uint32_t reads_in_flight = 0;
@@ -151,6 +208,15 @@ class Engine {
   Status on_fin(int peer, std::uint32_t rts_seq);
   Status start_reads(int peer);
   void queue_fin(int peer, std::uint32_t rts_seq);
+  void queue_control(int peer, nic::MsgType type, std::uint32_t slot, std::uint32_t generation);
+  // Direct placement (docs/runtime.md, "Direct placement and steering").
+  Status give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context, std::int32_t tag);
+  Status stage_credit(const predictor::RecvCall& call);
+  void drop_credit(Request& r);  // its receive matched by a message not sent through the credit
+  Status on_direct(int peer, std::uint32_t slot, std::uint32_t length);
+  Status on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation);
+  std::optional<std::pair<std::uint32_t, nic::CreditEntry>> usable_credit(Peer& p, const OutMsg& m) const;
+  Status observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
 
   Bootstrap& boot_;
   int rank_;
@@ -167,6 +233,14 @@ class Engine {
   std::vector<std::unique_ptr<Read>> reads_;  // index = read cookie; null when free
   std::unordered_map<std::uint32_t, int> peer_of_qp_;
   EngineCounters counters_;
+  // Prediction (Steering::kPredicted).
+  std::unique_ptr<predictor::Predictor> predictor_;
+  predictor::Interner interner_;
+  std::vector<predictor::RecvCall> call_of_id_;
+  std::vector<predictor::CallId> predicted_;  // the calls predicted for the next receive
+  std::uint64_t outcomes_ = 0;                // last 64 predictions, 1 = hit
+  std::uint32_t outcome_count_ = 0;
+  std::uint32_t suspended_for_ = 0;           // receives left before predicting again
   Status deferred_;  // an error found while delivering, reported by progress()
   std::chrono::steady_clock::time_point last_check_{};
 };

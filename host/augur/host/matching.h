@@ -11,6 +11,7 @@
 // RecvT and MsgT are the engine's handles (request pointers, bounce-slot indices...).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -110,6 +111,20 @@ class MatchQueues {
       }
     }
     return false;
+  }
+
+  // Whether a posted receive could take a message (context, source, tag) before a receive
+  // posted now: one for that source or ANY_SOURCE whose tag is that tag or ANY_TAG. (Direct
+  // placement credits a new receive only when none could.)
+  [[nodiscard]] bool posted_conflicts(std::uint32_t context, std::int32_t source, std::int32_t tag) const {
+    auto c = ctx_.find(context);
+    if (c == ctx_.end()) return false;
+    auto overlaps = [&](const std::deque<Posted>& bin) {
+      return std::any_of(bin.begin(), bin.end(), [&](const Posted& x) { return x.p.tag_matches(tag) || tag == kAnyTag; });
+    };
+    if (overlaps(c->second.posted_any)) return true;
+    auto b = c->second.posted.find(source);
+    return b != c->second.posted.end() && overlaps(b->second);
   }
 
   [[nodiscard]] std::size_t posted_count() const noexcept { return posted_count_; }

@@ -50,6 +50,13 @@ enum class MsgType : std::uint8_t {
   kRts = 2,     // rendezvous: payload stays at the sender; a RemoteBuffer follows the header
   kFin = 3,     // rendezvous: the receiver has read the payload
   kCredit = 4,  // returns bounce slots only
+  // A receiver withdraws a direct-placement credit (a cancelled receive); the sender answers
+  // with kRevokeAck once it will no longer use it. context = credit slot, length = generation.
+  kRevoke = 5,
+  kRevokeAck = 6,
+  // Never in a header on the wire: the receiver's name for a direct write's arrival (an RDMA
+  // WRITE with immediate into a credited buffer; see CreditEntry).
+  kDirect = 0x80,
 };
 
 struct MsgHeader {
@@ -70,6 +77,46 @@ static_assert(offsetof(MsgHeader, tag) == 12);
 static_assert(offsetof(MsgHeader, seq) == 16);
 static_assert(offsetof(MsgHeader, length) == 20);
 
+// Direct placement. A receiver that has posted a receive for a peer's message writes a credit
+// into that peer's credit table (one row of entries per receiver, in the sender's memory): where
+// the receive buffer is, how big, and for which (context, tag). A sender whose next message
+// matches an armed, still valid credit RDMA-WRITEs the payload straight into that buffer, with
+// immediate data naming the credit slot and the length (direct_imm). The arm word comes last in
+// the entry so that the sender, reading it before and after the fields (a seqlock), never uses
+// a half-written entry; a predicted credit is written ahead as kPending and armed later by an
+// 8-byte write of the arm word alone.
+enum class CreditState : std::uint8_t { kFree = 0, kPending = 1, kArmed = 2 };
+
+struct CreditArm {
+  CreditState state = CreditState::kFree;
+  std::uint32_t generation = 0;  // 24 bits: which issue of this slot
+  // The receiver's count of messages received from the sender when the receive was posted: a
+  // message with this sequence number or later that matches (context, tag) and was not sent
+  // through this credit takes the receive, and makes the credit void.
+  std::uint32_t valid_from_seq = 0;
+};
+
+struct CreditEntry {
+  std::uint64_t addr = 0;
+  std::uint32_t rkey = 0;
+  std::uint32_t capacity = 0;  // bytes
+  std::uint32_t context = 0;
+  std::int32_t tag = 0;        // >= 0: credits are never given for ANY_TAG receives
+  std::uint64_t arm = 0;       // CreditArm, encoded
+};
+static_assert(sizeof(CreditEntry) == 32);
+static_assert(offsetof(CreditEntry, capacity) == 12);
+static_assert(offsetof(CreditEntry, tag) == 20);
+static_assert(offsetof(CreditEntry, arm) == 24);
+inline constexpr std::size_t kCreditArmOffset = offsetof(CreditEntry, arm);
+inline constexpr std::uint32_t kMaxCreditSlots = 255;        // fits the immediate's top byte
+inline constexpr std::uint32_t kMaxDirectBytes = (1u << 24) - 1;
+
+// The immediate of a direct write: slot in the top 8 bits, payload length in the low 24.
+constexpr std::uint32_t direct_imm(std::uint32_t slot, std::uint32_t length) noexcept { return slot << 24 | length; }
+constexpr std::uint32_t direct_imm_slot(std::uint32_t imm) noexcept { return imm >> 24; }
+constexpr std::uint32_t direct_imm_length(std::uint32_t imm) noexcept { return imm & kMaxDirectBytes; }
+
 // What the reader expects of the next header from one peer.
 struct MsgExpect {
   std::uint32_t src;          // the peer this QP/ring belongs to
@@ -85,6 +132,14 @@ Result<QpAddress> parse_qp_address(std::span<const std::byte> in);
 void encode(const RemoteBuffer& in, std::span<std::byte, sizeof(RemoteBuffer)> out) noexcept;
 Result<RemoteBuffer> parse_remote_buffer(std::span<const std::byte> in);
 void encode(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) noexcept;
+// The arm word as it sits in memory (8 bytes, big-endian), so that it can be written and read
+// as one aligned word.
+std::uint64_t encode_arm(const CreditArm& a) noexcept;
+Result<CreditArm> parse_arm(std::uint64_t raw);
+void encode(const CreditEntry& in, std::span<std::byte, sizeof(CreditEntry)> out) noexcept;
+// The fields of an entry (its arm word is parsed separately); rejects ANY_TAG, oversized
+// capacities and null buffers.
+Result<CreditEntry> parse_credit_entry(std::span<const std::byte> in);
 // `in` is the whole slot as received (byte_len of the completion): the header and what follows.
 Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpect& expect);
 

@@ -1,0 +1,306 @@
+// Direct placement and prediction-driven steering between two ranks on the device.
+//
+// To make the path deterministic, the receiver posts its receive and then sends the sender a
+// "go" message on the same connection: RC delivers the credit write before the go, so a sender
+// that has the go also has the credit, and its next matching message must be placed directly.
+// Each case checks the data, the guard bytes after the buffer, the path and the counters; the
+// ordering cases are the ones where using a credit would break MPI matching.
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "augur/host/engine.h"
+#include "ranks.h"
+
+namespace augur::host {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::run_ranks;
+
+constexpr int kWaitMs = 120'000;
+constexpr std::uint32_t kEager = 4096;
+constexpr std::uint32_t kCtx = 7;
+constexpr std::uint32_t kGoCtx = 99;  // control messages of the test itself
+constexpr std::size_t kGuard = 64;
+
+std::byte pattern(std::size_t round, std::size_t k) { return static_cast<std::byte>((round * 37 + k * 11 + 1) & 0xff); }
+
+struct Job {
+  std::unique_ptr<TcpBootstrap> boot;
+  std::unique_ptr<Engine> e;
+};
+
+Result<Job> start(std::uint16_t port, int rank, Steering steering) {
+  Job j;
+  AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect("127.0.0.1", port, rank, 2, 120s));
+  AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, {.slots = 16, .eager_limit = kEager, .steering = steering,
+                                                        .credit_slots = 8}));
+  return j;
+}
+
+Status go(Engine& e, int to) {
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.isend(nullptr, 0, to, 0, kGoCtx));
+  return e.wait(r, kWaitMs);
+}
+
+Status await_go(Engine& e, int from) {
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(nullptr, 0, from, 0, kGoCtx));
+  return e.wait(r, kWaitMs);
+}
+
+Status send_pattern(Engine& e, std::size_t n, std::int32_t tag, std::size_t round) {
+  std::vector<std::byte> out(n);
+  for (std::size_t k = 0; k < n; ++k) out[k] = pattern(round, k);
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e.isend(out.data(), n, 0, tag, kCtx));
+  return e.wait(s, kWaitMs);
+}
+
+Status check_pattern(const std::vector<std::byte>& buf, std::size_t n, std::size_t round, const char* what) {
+  for (std::size_t k = 0; k < buf.size(); ++k) {
+    const std::byte want = k < n ? pattern(round, k) : std::byte{0xcc};
+    CHECK(buf[k] == want, std::string(what) + ": byte " + std::to_string(k) + " of " + std::to_string(n));
+  }
+  return Status::Ok();
+}
+
+// Sizes from one byte to the eager limit land straight in the receive buffer.
+Status direct_sizes(Engine& e, Steering steering) {
+  const std::vector<std::size_t> sizes = {1, 7, 64, 1000, kEager - 1, kEager};
+  if (e.rank() == 1) {
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+      AUGUR_RETURN_IF_ERROR(send_pattern(e, sizes[i], 3, i));
+    }
+    CHECK(e.counters().direct_sends == sizes.size(), "sender: direct sends " + std::to_string(e.counters().direct_sends));
+    return Status::Ok();
+  }
+  const EngineCounters before = e.counters();
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    std::vector<std::byte> buf(sizes[i] + kGuard, std::byte{0xcc});
+    // Misaligned on purpose for odd sizes: the buffer starts one byte into the allocation.
+    std::vector<std::byte> shifted(sizes[i] + kGuard + 1, std::byte{0xcc});
+    const bool misalign = (sizes[i] & 1) != 0;
+    std::byte* p = misalign ? shifted.data() + 1 : buf.data();
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(p, sizes[i], 1, 3, kCtx));
+    AUGUR_RETURN_IF_ERROR(go(e, 1));
+    AUGUR_RETURN_IF_ERROR(e.wait(r, kWaitMs));
+    CHECK(r->path == Path::kDirect, "size " + std::to_string(sizes[i]) + " was not placed directly");
+    CHECK(r->source == 1 && r->tag == 3 && r->length == sizes[i], "envelope of a direct message");
+    if (misalign) buf.assign(shifted.begin() + 1, shifted.end());
+    AUGUR_RETURN_IF_ERROR(check_pattern(buf, sizes[i], i, "direct"));
+  }
+  const EngineCounters& c = e.counters();
+  CHECK(c.direct_msgs - before.direct_msgs == sizes.size(), "direct_msgs counter");
+  CHECK(c.credits_used - before.credits_used == sizes.size(), "credits_used counter");
+  CHECK(c.bytes_copied == before.bytes_copied, "a direct message was copied");
+  if (steering == Steering::kPosted) CHECK(c.credits_issued - before.credits_issued == sizes.size(), "credits_issued counter");
+  return Status::Ok();
+}
+
+// A message longer than the receive: the credit cannot take it; it is truncated through a
+// bounce slot, reported, and nothing is written past the buffer.
+Status too_long(Engine& e) {
+  if (e.rank() == 1) {
+    AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+    return send_pattern(e, 200, 4, 50);
+  }
+  std::vector<std::byte> buf(100 + kGuard, std::byte{0xcc});
+  const EngineCounters before = e.counters();
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(buf.data(), 100, 1, 4, kCtx));
+  AUGUR_RETURN_IF_ERROR(go(e, 1));
+  Status st = e.wait(r, kWaitMs);
+  CHECK(st.code() == Code::kTruncated && r->length == 200 && r->path == Path::kBounce, "truncation: " + st.to_string());
+  AUGUR_RETURN_IF_ERROR(check_pattern(buf, 100, 50, "truncated"));
+  CHECK(e.counters().credits_revoked == before.credits_revoked + 1, "the unused credit is not counted revoked");
+  return Status::Ok();
+}
+
+// An earlier ANY_SOURCE receive may take the message: the later receive gets no credit, and
+// the messages complete the receives in posting order.
+Status earlier_wildcard(Engine& e) {
+  if (e.rank() == 1) {
+    AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+    AUGUR_RETURN_IF_ERROR(send_pattern(e, 300, 5, 60));
+    return send_pattern(e, 300, 5, 61);
+  }
+  std::vector<std::byte> a(300 + kGuard, std::byte{0xcc}), b(300 + kGuard, std::byte{0xcc});
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr ra, e.irecv(a.data(), 300, kAnySource, 5, kCtx));
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr rb, e.irecv(b.data(), 300, 1, 5, kCtx));
+  CHECK(ra->credit_slot < 0 && rb->credit_slot < 0, "a wildcard receive, or one behind it, was credited");
+  AUGUR_RETURN_IF_ERROR(go(e, 1));
+  AUGUR_RETURN_IF_ERROR(e.wait(ra, kWaitMs));
+  AUGUR_RETURN_IF_ERROR(e.wait(rb, kWaitMs));
+  CHECK(ra->path == Path::kBounce && rb->path == Path::kBounce, "paths behind a wildcard");
+  AUGUR_RETURN_IF_ERROR(check_pattern(a, 300, 60, "wildcard receive"));
+  return check_pattern(b, 300, 61, "receive after the wildcard");
+}
+
+// The sender sent a matching message before it saw the credit: that message takes the
+// receive (by bounce), and the credit is void, so the next message must not be written into
+// the first receive's buffer.
+Status earlier_bounced_message(Engine& e, Bootstrap& boot) {
+  if (e.rank() == 1) {
+    AUGUR_RETURN_IF_ERROR(send_pattern(e, 500, 6, 70));  // before the receive exists
+    AUGUR_RETURN_IF_ERROR(boot.fence());
+    AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+    return send_pattern(e, 500, 6, 71);
+  }
+  // The first message may sit unprocessed in the CQ: irecv does not poll, so the receive is
+  // posted (and credited) before the engine has seen it.
+  AUGUR_RETURN_IF_ERROR(boot.fence());
+  std::vector<std::byte> a(500 + kGuard, std::byte{0xcc}), b(500 + kGuard, std::byte{0xcc});
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr ra, e.irecv(a.data(), 500, 1, 6, kCtx));
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr rb, e.irecv(b.data(), 500, 1, 6, kCtx));
+  CHECK(ra->credit_slot >= 0 && rb->credit_slot < 0, "credits: only the first of two receives for one envelope");
+  AUGUR_RETURN_IF_ERROR(go(e, 1));
+  AUGUR_RETURN_IF_ERROR(e.wait(ra, kWaitMs));
+  AUGUR_RETURN_IF_ERROR(e.wait(rb, kWaitMs));
+  AUGUR_RETURN_IF_ERROR(check_pattern(a, 500, 70, "first receive"));
+  AUGUR_RETURN_IF_ERROR(check_pattern(b, 500, 71, "second receive"));
+  CHECK(ra->path != Path::kDirect, "the early message cannot have come through the credit");
+  return Status::Ok();
+}
+
+// Cancelling a credited receive: the sender gives the credit back, the receive completes as
+// cancelled, and the next message goes to the next receive, intact.
+Status cancel_credited(Engine& e, Bootstrap& boot) {
+  if (e.rank() == 1) {
+    AUGUR_RETURN_IF_ERROR(await_go(e, 0));  // has the credit
+    AUGUR_RETURN_IF_ERROR(boot.fence());    // ... and the receiver has cancelled
+    AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+    return send_pattern(e, 800, 8, 80);
+  }
+  std::vector<std::byte> a(800 + kGuard, std::byte{0xcc}), b(800 + kGuard, std::byte{0xcc});
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr ra, e.irecv(a.data(), 800, 1, 8, kCtx));
+  CHECK(ra->credit_slot >= 0, "the receive was not credited");
+  AUGUR_RETURN_IF_ERROR(go(e, 1));
+  CHECK(e.cancel(ra), "cancel refused");
+  AUGUR_RETURN_IF_ERROR(boot.fence());  // the sender answers the revoke while it waits for its go
+  AUGUR_RETURN_IF_ERROR(e.wait(ra, kWaitMs));
+  CHECK(ra->cancelled, "receive not cancelled");
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr rb, e.irecv(b.data(), 800, 1, 8, kCtx));
+  AUGUR_RETURN_IF_ERROR(go(e, 1));
+  AUGUR_RETURN_IF_ERROR(e.wait(rb, kWaitMs));
+  AUGUR_RETURN_IF_ERROR(check_pattern(b, 800, 80, "receive after a cancel"));
+  CHECK(std::all_of(a.begin(), a.end(), [](std::byte x) { return x == std::byte{0xcc}; }), "cancelled buffer written");
+  return Status::Ok();
+}
+
+Status steering_main(std::uint16_t port, int rank, Steering steering) {
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, steering));
+  Engine& e = *j.e;
+  AUGUR_RETURN_IF_ERROR(direct_sizes(e, steering).context("direct sizes"));
+  AUGUR_RETURN_IF_ERROR(j.boot->fence());
+  AUGUR_RETURN_IF_ERROR(too_long(e).context("too long"));
+  AUGUR_RETURN_IF_ERROR(j.boot->fence());
+  AUGUR_RETURN_IF_ERROR(earlier_wildcard(e).context("earlier wildcard"));
+  AUGUR_RETURN_IF_ERROR(j.boot->fence());
+  AUGUR_RETURN_IF_ERROR(earlier_bounced_message(e, *j.boot).context("earlier bounced message"));
+  AUGUR_RETURN_IF_ERROR(j.boot->fence());
+  AUGUR_RETURN_IF_ERROR(cancel_credited(e, *j.boot).context("cancel"));
+  AUGUR_RETURN_IF_ERROR(j.boot->fence());
+  const EngineCounters& c = e.counters();
+  CHECK(c.credits_used == c.direct_msgs, "credits used differ from direct messages");
+  if (steering == Steering::kPosted) CHECK(c.credits_issued == c.credits_used + c.credits_revoked, "credits lost");
+  std::printf("%s\n", e.stats_line().c_str());
+  return Status::Ok();
+}
+
+TEST(Steering, PostedReceivesArePlacedDirectly) {
+  run_ranks(2, [](std::uint16_t port, int rank) { return steering_main(port, rank, Steering::kPosted); });
+}
+
+TEST(Steering, PredictedModeKeepsTheSameGuarantees) {
+  run_ranks(2, [](std::uint16_t port, int rank) { return steering_main(port, rank, Steering::kPredicted); });
+}
+
+// Receives from rank 1 in rounds of kPerRound, each round opened by a go; `fresh` buffers are
+// never reused (nothing repeats), otherwise the same buffers every round. Checks every byte.
+Status receive_rounds(Engine& e, std::size_t rounds, std::size_t first_round, bool fresh, std::size_t& direct) {
+  constexpr std::size_t kPerRound = 3, kBytes = 256;
+  const std::size_t slot = kBytes + kGuard;
+  std::vector<std::byte> arena((fresh ? rounds : 1) * kPerRound * slot);
+  for (std::size_t r = 0; r < rounds; ++r) {
+    std::vector<RequestPtr> reqs;
+    std::byte* base = arena.data() + (fresh ? r : 0) * kPerRound * slot;
+    std::fill(base, base + kPerRound * slot, std::byte{0xcc});
+    for (std::size_t m = 0; m < kPerRound; ++m) {
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr q, e.irecv(base + m * slot, kBytes, 1, static_cast<std::int32_t>(10 + m), kCtx));
+      reqs.push_back(q);
+    }
+    AUGUR_RETURN_IF_ERROR(go(e, 1));
+    for (std::size_t m = 0; m < kPerRound; ++m) {
+      AUGUR_RETURN_IF_ERROR(e.wait(reqs[m], kWaitMs));
+      AUGUR_RETURN_IF_ERROR(check_pattern(std::vector<std::byte>(base + m * slot, base + (m + 1) * slot), kBytes,
+                                          (first_round + r) * kPerRound + m, fresh ? "fresh buffers" : "cyclic"));
+      direct += reqs[m]->path == Path::kDirect ? 1u : 0u;
+    }
+  }
+  return Status::Ok();
+}
+
+Status send_rounds(Engine& e, std::size_t rounds) {
+  constexpr std::size_t kPerRound = 3, kBytes = 256;
+  for (std::size_t r = 0; r < rounds; ++r) {
+    AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+    for (std::size_t m = 0; m < kPerRound; ++m) {
+      AUGUR_RETURN_IF_ERROR(send_pattern(e, kBytes, static_cast<std::int32_t>(10 + m), r * kPerRound + m));
+    }
+  }
+  return Status::Ok();
+}
+
+// A cyclic receive pattern: once the predictor has seen the cycle, the next receives are
+// credited ahead and posting them only arms the credit. Then buffers that never repeat: the
+// predictor abstains rather than staging credits in vain, and every message still arrives.
+Status cycle_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, Steering::kPredicted));
+  Engine& e = *j.e;
+  constexpr std::size_t kRounds = 40, kFreshRounds = 100, kPerRound = 3;
+  if (rank == 1) return send_rounds(e, kRounds + kFreshRounds);
+  std::size_t direct = 0;
+  AUGUR_RETURN_IF_ERROR(receive_rounds(e, kRounds, 0, false, direct));
+  const EngineCounters cyc = e.counters();
+  CHECK(direct == kRounds * kPerRound, "cyclic receives not all direct: " + std::to_string(direct));
+  CHECK(cyc.pred_hits >= (kRounds - 4) * kPerRound, "few prediction hits: " + e.stats_line());
+  CHECK(cyc.credits_armed_ahead >= (kRounds - 4) * kPerRound, "predicted credits not armed ahead: " + e.stats_line());
+  direct = 0;
+  AUGUR_RETURN_IF_ERROR(receive_rounds(e, kFreshRounds, kRounds, true, direct));
+  const EngineCounters& c = e.counters();
+  CHECK(direct == kFreshRounds * kPerRound, "posted receives not direct while prediction misses");
+  CHECK(c.pred_hits == cyc.pred_hits, "buffers that never repeat were predicted");
+  const std::uint64_t wasted = (c.credits_issued - cyc.credits_issued) - (c.credits_used - cyc.credits_used);
+  CHECK(wasted <= 8, "credits staged in vain: " + std::to_string(wasted));
+  std::printf("%s\n", e.stats_line().c_str());
+  return Status::Ok();
+}
+
+TEST(Steering, CyclicReceivesAreCreditedAheadAndFreshBuffersCostNothing) { run_ranks(2, cycle_main); }
+
+// A predictor that never abstains (lru names its last k calls) on buffers that never repeat:
+// every prediction misses, so after one window of outcomes prediction is suspended.
+Status suspend_main(std::uint16_t port, int rank) {
+  Job j;
+  AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect("127.0.0.1", port, rank, 2, 120s));
+  AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kPredicted,
+                                                        .credit_slots = 8, .predictor = "lru"}));
+  Engine& e = *j.e;
+  constexpr std::size_t kRounds = 100, kPerRound = 3;
+  if (rank == 1) return send_rounds(e, kRounds);
+  std::size_t direct = 0;
+  AUGUR_RETURN_IF_ERROR(receive_rounds(e, kRounds, 0, true, direct));
+  const EngineCounters& c = e.counters();
+  CHECK(direct == kRounds * kPerRound, "posted receives not direct while prediction misses");
+  CHECK(c.pred_suspended == 1 && c.pred_hits == 0 && c.pred_misses == 64,
+        "prediction not suspended after 64 misses: " + e.stats_line());
+  std::printf("%s\n", e.stats_line().c_str());
+  return Status::Ok();
+}
+
+TEST(Steering, PersistentMispredictionSuspendsPrediction) { run_ranks(2, suspend_main); }
+
+}  // namespace
+}  // namespace augur::host
