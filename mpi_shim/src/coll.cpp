@@ -234,16 +234,19 @@ Err bcast_tree(void* buf, std::int64_t count, const TypePtr& t, int root, const 
   const int n = c->size;
   const int vr = (c->rank - root + n) % n;
   int mask = 1;
+  Err first;
   for (; mask < n; mask <<= 1) {
     if (vr & mask) {
-      AUGUR_ERR_RETURN(coll_recv(buf, count, t, (vr - mask + root) % n, kBcast, c));
+      first = coll_recv(buf, count, t, (vr - mask + root) % n, kBcast, c);
+      // Mismatched counts: report it, but still feed the subtree so that nobody hangs.
+      if (!first.ok() && first.cls != MPI_ERR_TRUNCATE) return first;
       break;
     }
   }
   for (mask >>= 1; mask > 0; mask >>= 1) {
     if (vr + mask < n) AUGUR_ERR_RETURN(coll_send(buf, count, t, (vr + mask + root) % n, kBcast, c));
   }
-  return ok();
+  return first;
 }
 
 // Elements [first(i), first(i+1)) form block i of a count split n ways.

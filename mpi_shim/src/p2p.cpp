@@ -593,7 +593,7 @@ AUGUR_MPI_FN(int, Test, (MPI_Request * request, int* flag, MPI_Status* status), 
 namespace {
 // Completes every done request of the list (all of them when `all`); MPI_ERR_IN_STATUS if any
 // failed, with each status's MPI_ERROR set.
-int finish_many(const char* fn, int count, MPI_Request reqs[], MPI_Status statuses[], const std::vector<int>& which) {
+int finish_many(const char* fn, int count, MPI_Request reqs[], MPI_Status* statuses, const std::vector<int>& which) {
   const MPI_Comm comm = comm_of_req(reqs, count);
   bool failed = false;
   std::string first;
@@ -611,7 +611,7 @@ int finish_many(const char* fn, int count, MPI_Request reqs[], MPI_Status status
 }
 }  // namespace
 
-AUGUR_MPI_FN(int, Waitall, (int count, MPI_Request requests[], MPI_Status statuses[]), (count, requests, statuses)) {
+AUGUR_MPI_FN(int, Waitall, (int count, MPI_Request requests[], MPI_Status* statuses), (count, requests, statuses)) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Waitall", check_reqs(count, requests));
   const MPI_Comm comm = comm_of_req(requests, count);
   unsigned spins = 0;
@@ -623,7 +623,7 @@ AUGUR_MPI_FN(int, Waitall, (int count, MPI_Request requests[], MPI_Status status
   return finish_many("MPI_Waitall", count, requests, statuses, all);
 }
 
-AUGUR_MPI_FN(int, Testall, (int count, MPI_Request requests[], int* flag, MPI_Status statuses[]),
+AUGUR_MPI_FN(int, Testall, (int count, MPI_Request requests[], int* flag, MPI_Status* statuses),
              (count, requests, flag, statuses)) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Testall", check_reqs(count, requests));
   if (flag == nullptr) return raise(MPI_COMM_WORLD, "MPI_Testall", err(MPI_ERR_ARG, "null flag"));
@@ -690,7 +690,7 @@ AUGUR_MPI_FN(int, Testany, (int count, MPI_Request requests[], int* index, int* 
 
 namespace {
 int some(const char* fn, bool block, int incount, MPI_Request requests[], int* outcount, int indices[],
-         MPI_Status statuses[]) {
+         MPI_Status* statuses) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_reqs(incount, requests));
   if (outcount == nullptr || (incount > 0 && indices == nullptr)) {
     return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null argument"));
@@ -736,13 +736,13 @@ int some(const char* fn, bool block, int incount, MPI_Request requests[], int* o
 }  // namespace
 
 AUGUR_MPI_FN(int, Waitsome,
-             (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]),
+             (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status* statuses),
              (incount, requests, outcount, indices, statuses)) {
   return some("MPI_Waitsome", true, incount, requests, outcount, indices, statuses);
 }
 
 AUGUR_MPI_FN(int, Testsome,
-             (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status statuses[]),
+             (int incount, MPI_Request requests[], int* outcount, int indices[], MPI_Status* statuses),
              (incount, requests, outcount, indices, statuses)) {
   return some("MPI_Testsome", false, incount, requests, outcount, indices, statuses);
 }

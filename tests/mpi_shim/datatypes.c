@@ -1,0 +1,213 @@
+/* Derived datatypes: sizes and extents as MPI defines them, and data moved by every constructor
+ * checked against a serial reference (the receiver gets the type's elements in type-map order
+ * as a contiguous array). Pack/Unpack/Pack_size, Get_elements, non-contiguous receives. */
+#include <stddef.h>
+#include <string.h>
+
+#include "check.h"
+
+#define N 64
+
+/* Sends `count` of `type` over buf (doubles 0..N-1 + 1000*rank) to the right neighbour, which
+ * receives contiguous doubles; compares against the offsets (in doubles) the type should pick. */
+static void roundtrip(const char* name, MPI_Datatype type, int count, const int* want, int nwant) {
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  double src[N], got[N];
+  for (int i = 0; i < N; ++i) src[i] = i + 1000.0 * g_rank;
+  for (int i = 0; i < N; ++i) got[i] = -1;
+  MPI_Request r;
+  MPI_Irecv(got, N, MPI_DOUBLE, left, 5, MPI_COMM_WORLD, &r);
+  MPI_Send(src, count, type, right, 5, MPI_COMM_WORLD);
+  MPI_Status st;
+  MPI_Wait(&r, &st);
+  int n = -1;
+  MPI_Get_count(&st, MPI_DOUBLE, &n);
+  int ok = n == nwant;
+  for (int i = 0; i < nwant && ok; ++i) ok &= got[i] == want[i] + 1000.0 * left;
+  CHECK(ok, "%s: received %d doubles, expected %d (first %g, want %g)", name, n, nwant, got[0],
+        nwant > 0 ? want[0] + 1000.0 * left : 0.0);
+  /* And the reverse: contiguous doubles into the non-contiguous type. */
+  double back[N];
+  for (int i = 0; i < N; ++i) back[i] = -1;
+  double flat[N];
+  for (int i = 0; i < nwant; ++i) flat[i] = i + 0.5 + g_rank;
+  MPI_Irecv(back, count, type, left, 6, MPI_COMM_WORLD, &r);
+  MPI_Send(flat, nwant, MPI_DOUBLE, right, 6, MPI_COMM_WORLD);
+  MPI_Wait(&r, &st);
+  ok = 1;
+  char touched[N] = {0};
+  for (int i = 0; i < nwant; ++i) {
+    ok &= back[want[i]] == i + 0.5 + left;
+    touched[want[i]] = 1;
+  }
+  for (int i = 0; i < N; ++i) ok &= touched[i] || back[i] == -1;
+  CHECK(ok, "%s: unpacking into the type", name);
+  int elems = -1;
+  MPI_Get_elements(&st, type, &elems);
+  CHECK(elems == nwant, "%s: get_elements %d", name, elems);
+}
+
+int main(int argc, char** argv) {
+  start(&argc, &argv);
+  MPI_Aint lb, ext;
+  int size;
+
+  MPI_Datatype vec;
+  MPI_Type_vector(3, 2, 5, MPI_DOUBLE, &vec);
+  MPI_Type_commit(&vec);
+  MPI_Type_size(vec, &size);
+  MPI_Type_get_extent(vec, &lb, &ext);
+  CHECK(size == 48 && lb == 0 && ext == 12 * 8, "vector size %d extent %ld", size, (long)ext);
+  {
+    const int want[] = {0, 1, 5, 6, 10, 11, 12, 13, 17, 18, 22, 23};
+    roundtrip("vector x2", vec, 2, want, 12);
+  }
+
+  MPI_Datatype hvec;
+  MPI_Type_create_hvector(2, 3, 10 * sizeof(double), MPI_DOUBLE, &hvec);
+  MPI_Type_commit(&hvec);
+  {
+    const int want[] = {0, 1, 2, 10, 11, 12};
+    roundtrip("hvector", hvec, 1, want, 6);
+  }
+
+  MPI_Datatype idx;
+  const int bl[] = {1, 3, 2}, disp[] = {4, 0, 9};
+  MPI_Type_indexed(3, bl, disp, MPI_DOUBLE, &idx);
+  MPI_Type_commit(&idx);
+  MPI_Type_get_extent(idx, &lb, &ext);
+  CHECK(lb == 0 && ext == 11 * 8, "indexed lb %ld extent %ld", (long)lb, (long)ext);
+  {
+    const int want[] = {4, 0, 1, 2, 9, 10};
+    roundtrip("indexed", idx, 1, want, 6);
+  }
+
+  MPI_Datatype hidx;
+  const MPI_Aint hdisp[] = {16 * 8, 2 * 8};
+  const int hbl[] = {2, 1};
+  MPI_Type_create_hindexed(2, hbl, hdisp, MPI_DOUBLE, &hidx);
+  MPI_Type_commit(&hidx);
+  {
+    const int want[] = {16, 17, 2};
+    roundtrip("hindexed", hidx, 1, want, 3);
+  }
+
+  MPI_Datatype blk;
+  const int bdisp[] = {1, 7, 3};
+  MPI_Type_create_indexed_block(3, 2, bdisp, MPI_DOUBLE, &blk);
+  MPI_Type_commit(&blk);
+  {
+    const int want[] = {1, 2, 7, 8, 3, 4};
+    roundtrip("indexed_block", blk, 1, want, 6);
+  }
+
+  MPI_Datatype sub;
+  const int sizes[] = {6, 8}, subs[] = {2, 3}, starts[] = {1, 4};
+  MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &sub);
+  MPI_Type_commit(&sub);
+  MPI_Type_get_extent(sub, &lb, &ext);
+  CHECK(lb == 0 && ext == 48 * 8, "subarray extent %ld", (long)ext);
+  {
+    const int want[] = {12, 13, 14, 20, 21, 22};
+    roundtrip("subarray C", sub, 1, want, 6);
+  }
+  MPI_Datatype subf;
+  MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_FORTRAN, MPI_DOUBLE, &subf);
+  MPI_Type_commit(&subf);
+  {
+    /* Fortran order: first index fastest; array 6x8, rows 1..2, columns 4..6. */
+    const int want[] = {25, 26, 31, 32, 37, 38};
+    roundtrip("subarray Fortran", subf, 1, want, 6);
+  }
+
+  MPI_Datatype res;
+  MPI_Type_create_resized(MPI_DOUBLE, 0, 3 * sizeof(double), &res);
+  MPI_Type_commit(&res);
+  MPI_Type_get_extent(res, &lb, &ext);
+  CHECK(ext == 24, "resized extent %ld", (long)ext);
+  {
+    const int want[] = {0, 3, 6, 9};
+    roundtrip("resized x4", res, 4, want, 4);
+  }
+
+  /* Struct {int; double; char[3]} with C padding, sent as a struct and checked field by field. */
+  struct S {
+    int a;
+    double b;
+    char c[3];
+  };
+  MPI_Datatype st;
+  const int sbl[] = {1, 1, 3};
+  const MPI_Aint sdisp[] = {offsetof(struct S, a), offsetof(struct S, b), offsetof(struct S, c)};
+  const MPI_Datatype stypes[] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
+  MPI_Type_create_struct(3, sbl, sdisp, stypes, &st);
+  MPI_Type_commit(&st);
+  MPI_Type_size(st, &size);
+  MPI_Type_get_extent(st, &lb, &ext);
+  CHECK(size == 4 + 8 + 3 && ext == (MPI_Aint)sizeof(struct S), "struct size %d extent %ld (sizeof %zu)", size,
+        (long)ext, sizeof(struct S));
+  {
+    struct S out[3], in[3];
+    memset(in, 0, sizeof in);
+    for (int i = 0; i < 3; ++i) {
+      out[i].a = g_rank * 10 + i;
+      out[i].b = g_rank + i * 0.25;
+      out[i].c[0] = 'x';
+      out[i].c[1] = (char)('0' + i);
+      out[i].c[2] = 'z';
+    }
+    const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+    MPI_Sendrecv(out, 3, st, right, 7, in, 3, st, left, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int ok = 1;
+    for (int i = 0; i < 3; ++i) {
+      ok &= in[i].a == left * 10 + i && in[i].b == left + i * 0.25 && in[i].c[1] == '0' + i && in[i].c[2] == 'z';
+    }
+    CHECK(ok, "struct array");
+    /* Pack / Unpack round trip of the struct array plus an int. */
+    int psize = 0, pos = 0, pos2 = 0;
+    MPI_Pack_size(3, st, MPI_COMM_WORLD, &psize);
+    CHECK(psize == 3 * 15, "pack_size %d", psize);
+    char packed[256];
+    const int tail = 4242;
+    MPI_Pack(out, 3, st, packed, sizeof packed, &pos, MPI_COMM_WORLD);
+    MPI_Pack(&tail, 1, MPI_INT, packed, sizeof packed, &pos, MPI_COMM_WORLD);
+    CHECK(pos == 3 * 15 + 4, "pack position %d", pos);
+    struct S un[3];
+    int t2 = 0;
+    memset(un, 0, sizeof un);
+    MPI_Unpack(packed, pos, &pos2, un, 3, st, MPI_COMM_WORLD);
+    MPI_Unpack(packed, pos, &pos2, &t2, 1, MPI_INT, MPI_COMM_WORLD);
+    CHECK(pos2 == pos && t2 == tail && un[2].a == out[2].a && un[1].b == out[1].b && un[0].c[0] == 'x', "unpack");
+    /* Packed data sent as MPI_PACKED and unpacked by the receiver. */
+    char rpacked[256];
+    MPI_Sendrecv(packed, pos, MPI_PACKED, right, 8, rpacked, sizeof rpacked, MPI_PACKED, left, 8, MPI_COMM_WORLD,
+                 MPI_STATUS_IGNORE);
+    pos2 = 0;
+    MPI_Unpack(rpacked, pos, &pos2, un, 3, st, MPI_COMM_WORLD);
+    CHECK(un[2].a == left * 10 + 2, "MPI_PACKED transfer");
+  }
+
+  /* Nested: a vector of the struct's resized version, dup'ed. */
+  MPI_Datatype dup;
+  MPI_Type_dup(vec, &dup);
+  MPI_Type_commit(&dup);
+  {
+    const int want[] = {0, 1, 5, 6, 10, 11};
+    roundtrip("dup of vector", dup, 1, want, 6);
+  }
+  MPI_Aint tlb, text;
+  MPI_Type_get_true_extent(idx, &tlb, &text);
+  CHECK(tlb == 0 && text == 11 * 8, "true extent");
+
+  MPI_Type_free(&vec);
+  MPI_Type_free(&hvec);
+  MPI_Type_free(&idx);
+  MPI_Type_free(&hidx);
+  MPI_Type_free(&blk);
+  MPI_Type_free(&sub);
+  MPI_Type_free(&subf);
+  MPI_Type_free(&res);
+  MPI_Type_free(&st);
+  MPI_Type_free(&dup);
+  return finish("datatypes");
+}
