@@ -105,7 +105,7 @@ Err from_status(const Status& s) {
   }
 }
 
-void fatal(const char* fn, const std::string& msg) {
+void fatal(const char* fn, const std::string& msg, int status) {
   std::fflush(stdout);
   if (S().initialized && !S().finalized) {
     std::fprintf(stderr, "augur MPI: rank %d: %s: %s; aborting the job\n", S().world_rank, fn, msg.c_str());
@@ -115,7 +115,7 @@ void fatal(const char* fn, const std::string& msg) {
   std::fflush(stderr);
   // The launcher sees the exit status and the bootstrap server the lost connection: both
   // stop the other ranks.
-  _exit(1);
+  _exit(status);
 }
 
 int raise(MPI_Comm comm, const char* fn, const Err& e) {
@@ -136,7 +136,7 @@ int raise(MPI_Comm comm, const char* fn, const Err& e) {
     s.errhandlers[static_cast<std::size_t>(eh)].fn(&cc, &code);
     return e.cls;
   }
-  fatal(fn, text);
+  fatal(fn, text, e.cls == MPI_ERR_PROC_FAILED ? kPeerDiedExit : 1);
 }
 
 int escaped(const char* fn) {

@@ -156,7 +156,10 @@ inline constexpr int kTagUb = 0x7fffffff;
 // Reports an error: calls the communicator's handler (ERRORS_ARE_FATAL: message and job abort)
 // and returns the class for ERRORS_RETURN. `fn` is the MPI function's name.
 int raise(MPI_Comm comm, const char* fn, const Err& e);
-[[noreturn]] void fatal(const char* fn, const std::string& msg);
+// Exit status of a rank that stops because another rank died: augurrun reports the rank that
+// died first, not the ones that noticed.
+inline constexpr int kPeerDiedExit = 75;
+[[noreturn]] void fatal(const char* fn, const std::string& msg, int status = 1);
 int escaped(const char* fn);  // an exception reached the C boundary
 
 // Lookups (nullptr if the handle is not valid).

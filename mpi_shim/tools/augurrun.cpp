@@ -255,23 +255,29 @@ int main(int argc, char** argv) {
   }
 
   int running = n;
+  // Why the job stops. A primary cause (a rank's own failure, a signal to augurrun) outranks a
+  // secondary one (a rank that stopped because another died — exit status 75 — or the bootstrap
+  // server's report of a lost rank), which may be seen first.
+  std::string reason;
   int exit_code = 0;
+  bool primary = false;
   bool killing = false;
+  bool sigkilled = false;
   auto kill_start = std::chrono::steady_clock::now();
-  auto stop_job = [&](const std::string& why, int code) {
+  auto stop_job = [&](const std::string& why, int code, bool is_primary) {
+    if (reason.empty() || (is_primary && !primary)) {
+      reason = why;
+      exit_code = code;
+      primary = is_primary;
+    }
     if (killing) return;
     killing = true;
-    exit_code = code;
-    std::fflush(stdout);
-    std::fprintf(stderr, "augurrun: %s; stopping the job\n", why.c_str());
-    std::fflush(stderr);
     kill_start = std::chrono::steady_clock::now();
     for (auto& k : ranks) {
       if (k.running) kill(k.pid, SIGTERM);
     }
   };
-
-  bool sigkilled = false;
+  constexpr int kPeerDiedExit = 75;  // mpi_shim/src/shim.h
   while (running > 0 || (tag_output && [&] {
            for (auto& k : ranks) {
              if (k.out_fd >= 0 || k.err_fd >= 0) return true;
@@ -308,6 +314,7 @@ int main(int argc, char** argv) {
     } else {
       usleep(20'000);
     }
+    if (g_signal != 0 && !primary) stop_job(std::string("received ") + strsignal(g_signal), 128 + g_signal, true);
     int st = 0;
     pid_t pid;
     while (running > 0 && (pid = waitpid(-1, &st, WNOHANG)) > 0) {
@@ -318,17 +325,20 @@ int main(int argc, char** argv) {
         --running;
         if (WIFEXITED(st) && WEXITSTATUS(st) != 0) {
           stop_job("rank " + std::to_string(r) + " exited with status " + std::to_string(WEXITSTATUS(st)),
-                   WEXITSTATUS(st));
-        } else if (WIFSIGNALED(st) && !killing) {
-          stop_job("rank " + std::to_string(r) + " was killed by signal " + std::to_string(WTERMSIG(st)) + " (" +
-                       strsignal(WTERMSIG(st)) + ")",
-                   128 + WTERMSIG(st));
+                   WEXITSTATUS(st), WEXITSTATUS(st) != kPeerDiedExit);
+        } else if (WIFSIGNALED(st)) {
+          const int sig = WTERMSIG(st);
+          const bool ours = killing && (sig == SIGTERM || (sigkilled && sig == SIGKILL));
+          if (!ours) {
+            stop_job("rank " + std::to_string(r) + " was killed by signal " + std::to_string(sig) + " (" +
+                         strsignal(sig) + ")",
+                     128 + sig, true);
+          }
         }
       }
     }
-    if (g_signal != 0 && !killing) stop_job(std::string("received ") + strsignal(g_signal), 128 + g_signal);
     if (watch->done && !watch->status.ok() && running > 0 && !killing) {
-      stop_job("the job failed: " + watch->status.to_string(), 1);
+      stop_job("the job failed: " + watch->status.to_string(), 1, false);
     }
     if (killing && !sigkilled && running > 0 &&
         std::chrono::steady_clock::now() - kill_start > std::chrono::seconds(3)) {
@@ -338,6 +348,8 @@ int main(int argc, char** argv) {
       }
     }
   }
+  std::fflush(stdout);
+  if (!reason.empty()) std::fprintf(stderr, "augurrun: %s; stopped the job\n", reason.c_str());
   std::fflush(nullptr);
   _exit(exit_code);
 }
