@@ -1,0 +1,180 @@
+// gfortran bindings (mpif.h / `use mpi`): lower case with one trailing underscore, every
+// argument by reference, INTEGER handles (the C values), ierror last; character arguments get
+// gfortran's hidden lengths at the end. pmpi_x_ does the work, mpi_x_ is a weak alias of it.
+// The special buffers and statuses of mpif.h are common blocks defined here and recognised by
+// address.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+
+#include "shim.h"
+
+extern "C" {
+// Common blocks of mpif.h (gfortran names them lower case with an underscore).
+MPI_Fint augur_mpi_bottom_ = 0;
+MPI_Fint augur_mpi_in_place_ = 0;
+MPI_Fint augur_mpi_status_ignore_[6] = {};
+MPI_Fint augur_mpi_statuses_ignore_[6] = {};
+MPI_Fint augur_mpi_errcodes_ignore_[1] = {};
+}
+
+namespace {
+
+using F = MPI_Fint;
+
+const void* cbuf(const void* b) {
+  if (b == &augur_mpi_in_place_) return MPI_IN_PLACE;
+  if (b == &augur_mpi_bottom_) return MPI_BOTTOM;
+  return b;
+}
+void* buf(void* b) { return const_cast<void*>(cbuf(b)); }
+MPI_Status* st(F* s) {
+  if (s == augur_mpi_status_ignore_ || s == augur_mpi_statuses_ignore_) return MPI_STATUS_IGNORE;
+  return reinterpret_cast<MPI_Status*>(s);  // six INTEGERs, the C layout (mpi.h)
+}
+
+// Copies a C string into a blank-padded Fortran CHARACTER variable.
+void to_fortran(const char* s, char* out, std::size_t len) {
+  const std::size_t n = std::min(std::strlen(s), len);
+  std::memcpy(out, s, n);
+  std::memset(out + n, ' ', len - n);
+}
+
+}  // namespace
+
+#define AUGUR_F(name, params, call)                                                    \
+  extern "C" void pmpi_##name##_ params { *ierr = (call); }                           \
+  extern "C" decltype(pmpi_##name##_) mpi_##name##_ __attribute__((weak, alias("pmpi_" #name "_")));
+
+// Environment.
+AUGUR_F(init, (F * ierr), PMPI_Init(nullptr, nullptr))
+AUGUR_F(init_thread, (F * required, F* provided, F* ierr), PMPI_Init_thread(nullptr, nullptr, *required, provided))
+AUGUR_F(initialized, (F * flag, F* ierr), PMPI_Initialized(flag))
+AUGUR_F(finalize, (F * ierr), PMPI_Finalize())
+AUGUR_F(finalized, (F * flag, F* ierr), PMPI_Finalized(flag))
+AUGUR_F(abort, (F * comm, F* code, F* ierr), PMPI_Abort(*comm, *code))
+AUGUR_F(query_thread, (F * provided, F* ierr), PMPI_Query_thread(provided))
+AUGUR_F(comm_set_errhandler, (F * comm, F* eh, F* ierr), PMPI_Comm_set_errhandler(*comm, *eh))
+AUGUR_F(comm_get_errhandler, (F * comm, F* eh, F* ierr), PMPI_Comm_get_errhandler(*comm, eh))
+AUGUR_F(error_class, (F * code, F* cls, F* ierr), PMPI_Error_class(*code, cls))
+AUGUR_F(get_version, (F * v, F* sv, F* ierr), PMPI_Get_version(v, sv))
+
+extern "C" double pmpi_wtime_() { return PMPI_Wtime(); }
+extern "C" double pmpi_wtick_() { return PMPI_Wtick(); }
+extern "C" decltype(pmpi_wtime_) mpi_wtime_ __attribute__((weak, alias("pmpi_wtime_")));
+extern "C" decltype(pmpi_wtick_) mpi_wtick_ __attribute__((weak, alias("pmpi_wtick_")));
+
+extern "C" void pmpi_get_processor_name_(char* name, F* len, F* ierr, std::size_t name_len) {
+  char tmp[MPI_MAX_PROCESSOR_NAME];
+  int n = 0;
+  *ierr = PMPI_Get_processor_name(tmp, &n);
+  to_fortran(tmp, name, name_len);
+  *len = std::min(n, static_cast<int>(name_len));
+}
+extern "C" decltype(pmpi_get_processor_name_) mpi_get_processor_name_
+    __attribute__((weak, alias("pmpi_get_processor_name_")));
+
+extern "C" void pmpi_error_string_(F* code, char* text, F* len, F* ierr, std::size_t text_len) {
+  char tmp[MPI_MAX_ERROR_STRING];
+  int n = 0;
+  *ierr = PMPI_Error_string(*code, tmp, &n);
+  to_fortran(tmp, text, text_len);
+  *len = std::min(n, static_cast<int>(text_len));
+}
+extern "C" decltype(pmpi_error_string_) mpi_error_string_ __attribute__((weak, alias("pmpi_error_string_")));
+
+// Point-to-point.
+AUGUR_F(send, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* ierr), PMPI_Send(cbuf(b), *n, *t, *dest, *tag, *comm))
+AUGUR_F(ssend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* ierr), PMPI_Ssend(cbuf(b), *n, *t, *dest, *tag, *comm))
+AUGUR_F(rsend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* ierr), PMPI_Rsend(cbuf(b), *n, *t, *dest, *tag, *comm))
+AUGUR_F(bsend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* ierr), PMPI_Bsend(cbuf(b), *n, *t, *dest, *tag, *comm))
+AUGUR_F(recv, (void* b, F* n, F* t, F* src, F* tag, F* comm, F* s, F* ierr),
+        PMPI_Recv(buf(b), *n, *t, *src, *tag, *comm, st(s)))
+AUGUR_F(isend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* req, F* ierr),
+        PMPI_Isend(cbuf(b), *n, *t, *dest, *tag, *comm, req))
+AUGUR_F(issend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* req, F* ierr),
+        PMPI_Issend(cbuf(b), *n, *t, *dest, *tag, *comm, req))
+AUGUR_F(irecv, (void* b, F* n, F* t, F* src, F* tag, F* comm, F* req, F* ierr),
+        PMPI_Irecv(buf(b), *n, *t, *src, *tag, *comm, req))
+AUGUR_F(sendrecv,
+        (void* sb, F* sn, F* stype, F* dest, F* stag, void* rb, F* rn, F* rtype, F* src, F* rtag, F* comm, F* s, F* ierr),
+        PMPI_Sendrecv(cbuf(sb), *sn, *stype, *dest, *stag, buf(rb), *rn, *rtype, *src, *rtag, *comm, st(s)))
+AUGUR_F(sendrecv_replace, (void* b, F* n, F* t, F* dest, F* stag, F* src, F* rtag, F* comm, F* s, F* ierr),
+        PMPI_Sendrecv_replace(buf(b), *n, *t, *dest, *stag, *src, *rtag, *comm, st(s)))
+AUGUR_F(probe, (F * src, F* tag, F* comm, F* s, F* ierr), PMPI_Probe(*src, *tag, *comm, st(s)))
+AUGUR_F(iprobe, (F * src, F* tag, F* comm, F* flag, F* s, F* ierr), PMPI_Iprobe(*src, *tag, *comm, flag, st(s)))
+AUGUR_F(get_count, (F * s, F* t, F* n, F* ierr), PMPI_Get_count(st(s), *t, n))
+AUGUR_F(wait, (F * req, F* s, F* ierr), PMPI_Wait(req, st(s)))
+AUGUR_F(waitall, (F * n, F* reqs, F* s, F* ierr), PMPI_Waitall(*n, reqs, st(s)))
+AUGUR_F(waitany, (F * n, F* reqs, F* idx, F* s, F* ierr),
+        [&] {
+          const int rc = PMPI_Waitany(*n, reqs, idx, st(s));
+          if (rc == MPI_SUCCESS && *idx != MPI_UNDEFINED) ++*idx;  // Fortran indices start at 1
+          return rc;
+        }())
+AUGUR_F(test, (F * req, F* flag, F* s, F* ierr), PMPI_Test(req, flag, st(s)))
+AUGUR_F(testall, (F * n, F* reqs, F* flag, F* s, F* ierr), PMPI_Testall(*n, reqs, flag, st(s)))
+AUGUR_F(request_free, (F * req, F* ierr), PMPI_Request_free(req))
+AUGUR_F(cancel, (F * req, F* ierr), PMPI_Cancel(req))
+AUGUR_F(send_init, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* req, F* ierr),
+        PMPI_Send_init(cbuf(b), *n, *t, *dest, *tag, *comm, req))
+AUGUR_F(recv_init, (void* b, F* n, F* t, F* src, F* tag, F* comm, F* req, F* ierr),
+        PMPI_Recv_init(buf(b), *n, *t, *src, *tag, *comm, req))
+AUGUR_F(start, (F * req, F* ierr), PMPI_Start(req))
+AUGUR_F(startall, (F * n, F* reqs, F* ierr), PMPI_Startall(*n, reqs))
+
+// Datatypes.
+AUGUR_F(type_contiguous, (F * n, F* old, F* nt, F* ierr), PMPI_Type_contiguous(*n, *old, nt))
+AUGUR_F(type_vector, (F * n, F* bl, F* stride, F* old, F* nt, F* ierr), PMPI_Type_vector(*n, *bl, *stride, *old, nt))
+AUGUR_F(type_indexed, (F * n, F* bl, F* d, F* old, F* nt, F* ierr), PMPI_Type_indexed(*n, bl, d, *old, nt))
+AUGUR_F(type_create_subarray, (F * nd, F* sizes, F* subs, F* starts, F* order, F* old, F* nt, F* ierr),
+        PMPI_Type_create_subarray(*nd, sizes, subs, starts, *order, *old, nt))
+AUGUR_F(type_commit, (F * t, F* ierr), PMPI_Type_commit(t))
+AUGUR_F(type_free, (F * t, F* ierr), PMPI_Type_free(t))
+AUGUR_F(type_size, (F * t, F* size, F* ierr), PMPI_Type_size(*t, size))
+
+// Communicators and topologies.
+AUGUR_F(comm_rank, (F * comm, F* rank, F* ierr), PMPI_Comm_rank(*comm, rank))
+AUGUR_F(comm_size, (F * comm, F* size, F* ierr), PMPI_Comm_size(*comm, size))
+AUGUR_F(comm_dup, (F * comm, F* nc, F* ierr), PMPI_Comm_dup(*comm, nc))
+AUGUR_F(comm_split, (F * comm, F* color, F* key, F* nc, F* ierr), PMPI_Comm_split(*comm, *color, *key, nc))
+AUGUR_F(comm_free, (F * comm, F* ierr), PMPI_Comm_free(comm))
+AUGUR_F(comm_compare, (F * a, F* b, F* res, F* ierr), PMPI_Comm_compare(*a, *b, res))
+AUGUR_F(dims_create, (F * nn, F* nd, F* dims, F* ierr), PMPI_Dims_create(*nn, *nd, dims))
+AUGUR_F(cart_create, (F * comm, F* nd, F* dims, F* periods, F* reorder, F* nc, F* ierr),
+        PMPI_Cart_create(*comm, *nd, dims, periods, *reorder, nc))
+AUGUR_F(cart_coords, (F * comm, F* rank, F* maxd, F* coords, F* ierr), PMPI_Cart_coords(*comm, *rank, *maxd, coords))
+AUGUR_F(cart_rank, (F * comm, F* coords, F* rank, F* ierr), PMPI_Cart_rank(*comm, coords, rank))
+AUGUR_F(cart_shift, (F * comm, F* dir, F* disp, F* src, F* dst, F* ierr), PMPI_Cart_shift(*comm, *dir, *disp, src, dst))
+
+// Collectives.
+AUGUR_F(barrier, (F * comm, F* ierr), PMPI_Barrier(*comm))
+AUGUR_F(bcast, (void* b, F* n, F* t, F* root, F* comm, F* ierr), PMPI_Bcast(buf(b), *n, *t, *root, *comm))
+AUGUR_F(reduce, (void* sb, void* rb, F* n, F* t, F* op, F* root, F* comm, F* ierr),
+        PMPI_Reduce(cbuf(sb), buf(rb), *n, *t, *op, *root, *comm))
+AUGUR_F(allreduce, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* ierr),
+        PMPI_Allreduce(cbuf(sb), buf(rb), *n, *t, *op, *comm))
+AUGUR_F(gather, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* root, F* comm, F* ierr),
+        PMPI_Gather(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *root, *comm))
+AUGUR_F(gatherv, (void* sb, F* sn, F* st_, void* rb, F* rn, F* d, F* rt, F* root, F* comm, F* ierr),
+        PMPI_Gatherv(cbuf(sb), *sn, *st_, buf(rb), rn, d, *rt, *root, *comm))
+AUGUR_F(scatter, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* root, F* comm, F* ierr),
+        PMPI_Scatter(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *root, *comm))
+AUGUR_F(scatterv, (void* sb, F* sn, F* d, F* st_, void* rb, F* rn, F* rt, F* root, F* comm, F* ierr),
+        PMPI_Scatterv(cbuf(sb), sn, d, *st_, buf(rb), *rn, *rt, *root, *comm))
+AUGUR_F(allgather, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* ierr),
+        PMPI_Allgather(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm))
+AUGUR_F(allgatherv, (void* sb, F* sn, F* st_, void* rb, F* rn, F* d, F* rt, F* comm, F* ierr),
+        PMPI_Allgatherv(cbuf(sb), *sn, *st_, buf(rb), rn, d, *rt, *comm))
+AUGUR_F(alltoall, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* ierr),
+        PMPI_Alltoall(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm))
+AUGUR_F(alltoallv, (void* sb, F* sn, F* sd, F* st_, void* rb, F* rn, F* rd, F* rt, F* comm, F* ierr),
+        PMPI_Alltoallv(cbuf(sb), sn, sd, *st_, buf(rb), rn, rd, *rt, *comm))
+AUGUR_F(reduce_scatter, (void* sb, void* rb, F* rn, F* t, F* op, F* comm, F* ierr),
+        PMPI_Reduce_scatter(cbuf(sb), buf(rb), rn, *t, *op, *comm))
+AUGUR_F(scan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* ierr), PMPI_Scan(cbuf(sb), buf(rb), *n, *t, *op, *comm))
+AUGUR_F(exscan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* ierr),
+        PMPI_Exscan(cbuf(sb), buf(rb), *n, *t, *op, *comm))
+// A Fortran user function has the C signature already (everything by reference).
+AUGUR_F(op_create, (MPI_User_function * fn, F* commute, F* op, F* ierr), PMPI_Op_create(fn, *commute, op))
+AUGUR_F(op_free, (F * op, F* ierr), PMPI_Op_free(op))
