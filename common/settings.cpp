@@ -15,7 +15,7 @@ constexpr std::array kSettings{
     Setting{"AUGUR_QP_TIMEOUT", "14", "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31)"},
     Setting{"AUGUR_QP_RETRY_COUNT", "7", "RC transport retries before a peer is reported dead (0-7)"},
     Setting{"AUGUR_EAGER_LIMIT", "8192", "largest message sent eagerly through bounce slots (bytes); larger ones use rendezvous"},
-    Setting{"AUGUR_SLOTS", "64", "bounce slots per peer and direction: bounds unexpected-message memory and messages in flight"},
+    Setting{"AUGUR_SLOTS", "64", "bounce slots per peer and direction (2-32767): bound unexpected-message memory and messages in flight"},
     Setting{"AUGUR_STEERING", "predicted", "off: bounce/rendezvous only; posted: a posted receive credits its sender for direct placement; predicted: also credit predicted receives ahead"},
     Setting{"AUGUR_CREDITS", "16", "direct-placement credits per peer (1-255): receives that can be credited at once"},
     Setting{"AUGUR_PREDICTOR", "single-cycle", "predictor used for steering (names as in augur-trace replay)"},

@@ -27,7 +27,7 @@ Channel::~Channel() = default;
 Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const nic::ProtectionDomain& pd,
                                                  nic::CompletionQueue& cq, const ChannelConfig& cfg,
                                                  const nic::ConnectOptions& connect) {
-  if (cfg.slots < 2 || cfg.slots > 65535) return Status(Code::kInvalidArgument, "channel slots must be in [2, 65535]");
+  if (cfg.slots < 2 || cfg.slots > 32767) return Status(Code::kInvalidArgument, "channel slots must be in [2, 32767]");
   if (cfg.eager_limit < 64 || cfg.eager_limit > (1u << 20)) {
     return Status(Code::kInvalidArgument, "eager limit must be in [64, 1 MiB]");
   }
@@ -55,7 +55,9 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   nic::QpCaps caps;
   caps.max_send_wr = 2 * cfg.slots + 8 + Channel::kMaxReads;  // data sends, credit writes, reads
   caps.max_recv_wr = cfg.slots;
-  caps.max_inline_data = 64;  // credit words go inline: their source may change right after posting
+  // Credit words and entries go inline (their source may change right after posting); small
+  // messages too, which saves the device a DMA read.
+  caps.max_inline_data = kInlineBytes;
   AUGUR_ASSIGN_OR_RETURN(nic::QueuePair qp, nic::QueuePair::create_rc(pd, cq, cq, caps));
   ch->qp_ = std::make_unique<nic::QueuePair>(std::move(qp));
   return ch;
@@ -92,7 +94,8 @@ std::uint32_t Channel::qp_num() const noexcept { return qp_->qp_num(); }
 
 std::uint32_t Channel::credits() const noexcept {
   // Written by the peer's NIC: an aligned 8-byte store, read atomically here.
-  const std::uint64_t peer_freed = std::atomic_ref<std::uint64_t>(words_[0]).load(std::memory_order_acquire);
+  const std::uint64_t peer_freed =
+      std::max(peer_freed_, std::atomic_ref<std::uint64_t>(words_[0]).load(std::memory_order_acquire));
   const std::uint64_t in_flight = sent_ - std::min(peer_freed, sent_);
   return in_flight >= cfg_.slots ? 0 : static_cast<std::uint32_t>(cfg_.slots - in_flight);
 }
@@ -107,7 +110,8 @@ Result<bool> Channel::send_slot(std::uint32_t len) {
   const auto slot = static_cast<std::uint32_t>(sent_ % cfg_.slots);
   nic::Sge sge{reinterpret_cast<std::uintptr_t>(send_ring_.data()) + std::size_t{slot} * slot_bytes_, len,
                send_mr_->lkey()};
-  AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kSend, slot), .op = nic::SendOp::kSend, .sges = {&sge, 1}}));
+  AUGUR_RETURN_IF_ERROR(qp_->post_send(
+      {.wr_id = wr(kSend, slot), .op = nic::SendOp::kSend, .sges = {&sge, 1}, .inline_data = len <= kInlineBytes}));
   ++sent_;
   ++outstanding_sends_;
   return true;
@@ -130,6 +134,8 @@ Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::in
   h.tag = tag;
   h.seq = next_seq_out_;
   h.length = length;
+  h.credits = static_cast<std::uint16_t>(freed_ & 0xffff);  // piggyback: no credit write needed
+  freed_written_ = freed_;
   std::byte* slot = next_send_slot();
   nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader)));
   if (!body.empty()) std::memcpy(slot + sizeof(nic::MsgHeader), body.data(), body.size());
@@ -175,6 +181,11 @@ std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
   // The peer's NIC writes the entry with the arm word last; equal arm words before and after
   // reading the fields mean the fields belong to that arm (the generation changes every issue).
   const std::uint64_t before = std::atomic_ref<std::uint64_t>(e.arm).load(std::memory_order_acquire);
+  // The state is the first byte in memory: most slots are free, so look before parsing.
+  if (std::to_integer<std::uint8_t>(reinterpret_cast<const std::byte*>(&before)[0]) !=
+      static_cast<std::uint8_t>(nic::CreditState::kArmed)) {
+    return std::nullopt;
+  }
   Result<nic::CreditArm> arm = nic::parse_arm(before);
   if (!arm.ok() || arm->state != nic::CreditState::kArmed) return std::nullopt;
   std::array<std::byte, nic::kCreditArmOffset> fields{};
@@ -205,7 +216,8 @@ Result<bool> Channel::try_send_direct(std::uint32_t slot, const nic::CreditEntry
                                         .sges = {&sge, len > 0 ? 1u : 0u},
                                         .remote_addr = e.addr,
                                         .rkey = e.rkey,
-                                        .imm = nic::direct_imm(slot, len)}));
+                                        .imm = nic::direct_imm(slot, len),
+                                        .inline_data = len <= kInlineBytes}));
   ++sent_;
   ++outstanding_sends_;
   ++next_seq_out_;
@@ -259,8 +271,21 @@ Status Channel::on_completion(const nic::Completion& c, const std::function<void
     return Status::Ok();
   }
   const std::span<const std::byte> bytes(recv_ring_.data() + std::size_t{slot} * slot_bytes_, c.byte_len);
-  const nic::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_, static_cast<std::uint16_t>(cfg_.slots)};
+  const nic::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_};
   Result<nic::MsgHeader> h = nic::parse_msg_header(bytes, expect);
+  if (h.ok()) {
+    // The peer's freed count, widened from 16 bits against what we knew (it only grows, by at
+    // most the slots in flight); a count beyond what we sent is a lie.
+    const std::uint64_t known =
+        std::max(peer_freed_, std::atomic_ref<std::uint64_t>(words_[0]).load(std::memory_order_acquire));
+    const auto ahead = static_cast<std::int16_t>(static_cast<std::uint16_t>(h->credits - (known & 0xffff)));
+    if (ahead > 0 && known + static_cast<std::uint64_t>(ahead) > sent_) {
+      h = Status(Code::kProtocol, "malformed message header from peer: returns " + std::to_string(ahead) +
+                                      " slots, more than are in flight");
+    } else if (ahead > 0) {
+      peer_freed_ = known + static_cast<std::uint64_t>(ahead);
+    }
+  }
   if (!h.ok()) {
     ++counters_.rejected;
     AUGUR_RETURN_IF_ERROR(release(slot));  // the slot is reused; nothing was delivered or written

@@ -43,6 +43,13 @@ std::uint64_t envelope_key(std::uint32_t context, std::int32_t tag) {
 }
 
 constexpr std::size_t kMaxPredictedCalls = 1 << 16;
+constexpr std::uint32_t kIdlePollsBeforeCreditFlush = 64;
+// Credit usefulness per peer (predicted mode): out of the last kWindow credits resolved, fewer
+// than kMinUsed used means the peer's messages outrun our receives; crediting then only costs.
+constexpr std::uint32_t kWindow = 64;
+constexpr int kMinUsed = 16;
+constexpr std::uint32_t kFirstPause = 256;
+constexpr std::uint32_t kMaxPause = 1 << 16;
 
 predictor::Options predictor_options(const EngineConfig& cfg) {
   predictor::Options o;
@@ -93,6 +100,7 @@ std::string Engine::stats_line() const {
   kv("direct_sends", c.direct_sends);
   kv("credits_armed_ahead", c.credits_armed_ahead);
   kv("pred_suspended", c.pred_suspended);
+  kv("credit_pauses", c.credit_pauses);
   return s;
 }
 
@@ -222,7 +230,12 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
   if (auto m = match_.post({context, source, tag}, recv)) {
     AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
   } else if (creditable) {
-    AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
+    Peer& p = peers_[static_cast<std::size_t>(source)];
+    if (p.credit_pause > 0) {
+      --p.credit_pause;
+    } else {
+      AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
+    }
   }
   if (predictor_) AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
   return req;
@@ -285,7 +298,7 @@ Status Engine::stage_credit(const predictor::RecvCall& call) {
     return Status::Ok();
   }
   Peer& p = peers_[static_cast<std::size_t>(call.source)];
-  if (p.dead) return Status::Ok();
+  if (p.dead || p.credit_pause > 0) return Status::Ok();
   using State = GivenCredit::State;
   const void* buf = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(call.buffer));
   std::uint32_t staged = 0;
@@ -366,9 +379,25 @@ Status Engine::observe_receive(const void* buf, std::size_t len, int source, std
   return Status::Ok();
 }
 
+void Engine::credit_outcome(Peer& p, bool used) {
+  if (cfg_.steering != Steering::kPredicted) return;  // posted mode credits every receive it can
+  p.credit_outcomes = p.credit_outcomes << 1 | (used ? 1u : 0u);
+  if (++p.credit_outcome_count < kWindow) return;
+  p.credit_outcome_count = 0;
+  if (std::popcount(p.credit_outcomes) >= kMinUsed) {
+    p.next_pause = 0;
+    return;
+  }
+  p.credit_pause = p.next_pause == 0 ? kFirstPause : p.next_pause;
+  p.next_pause = std::min(kMaxPause, p.credit_pause * 2);
+  ++counters_.credit_pauses;
+}
+
 void Engine::drop_credit(Request& r) {
   if (r.credit_slot < 0) return;
-  GivenCredit& g = peers_[static_cast<std::size_t>(r.credit_peer)].given[static_cast<std::size_t>(r.credit_slot)];
+  Peer& peer = peers_[static_cast<std::size_t>(r.credit_peer)];
+  GivenCredit& g = peer.given[static_cast<std::size_t>(r.credit_slot)];
+  credit_outcome(peer, false);
   r.credit_peer = r.credit_slot = -1;
   // The message that took the receive was sent after valid_from_seq with the credit's envelope,
   // so the sender holds the credit void: the slot can be given again at once.
@@ -395,6 +424,7 @@ Status Engine::on_direct(int peer, std::uint32_t slot, std::uint32_t length) {
   r->source = peer;
   r->tag = g.tag;
   r->length = length;
+  credit_outcome(p, true);
   ++counters_.direct_msgs;
   ++counters_.credits_used;
   complete(*r, Path::kDirect);
@@ -650,8 +680,9 @@ Status Engine::fail_peer(int peer, const Status& why) {
 }
 
 Status Engine::progress() {
-  nic::Completion wc[16];
+  std::span<nic::Completion> wc(wc_);  // a member: no per-poll initialisation on the hot path
   AUGUR_ASSIGN_OR_RETURN(std::size_t n, cq_->poll(wc));
+  idle_polls_ = n == 0 ? idle_polls_ + 1 : 0;
   Status first_error;
   for (std::size_t i = 0; i < n; ++i) {
     const nic::Completion& c = wc[i];
@@ -684,7 +715,8 @@ Status Engine::progress() {
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     if (!p.ch || p.dead) continue;
     Status st = push_sends(peer);
-    if (st.ok() && n == 0) st = p.ch->flush_credits();
+    // Credits ride on our messages; only a receiver that stays quiet writes them out.
+    if (st.ok() && idle_polls_ >= kIdlePollsBeforeCreditFlush) st = p.ch->flush_credits();
     if (!st.ok() && first_error.ok()) first_error = fail_peer(peer, st);
   }
   if (!deferred_.ok()) {
@@ -697,15 +729,16 @@ Status Engine::progress() {
 Status Engine::wait(const RequestPtr& r, int timeout_ms) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
   Status last;
-  while (!r->done) {
+  for (std::uint32_t spins = 1; !r->done; ++spins) {
     Status st = progress();
     if (!st.ok()) last = st;
+    if (spins % 64 != 0 || r->done) continue;  // the clock is read now and then, not every poll
     const auto now = std::chrono::steady_clock::now();
     if (now - last_check_ > std::chrono::milliseconds(cfg_.keepalive_ms)) {
       last_check_ = now;
       if (Status alive = check_peers(); !alive.ok()) last = alive;
     }
-    if (std::chrono::steady_clock::now() > deadline) {
+    if (now > deadline) {
       return Status(Code::kTimeout, "request not done within " + std::to_string(timeout_ms) + " ms" +
                                         (last.ok() ? "" : " (last error: " + last.to_string() + ")"));
     }
@@ -769,7 +802,7 @@ Result<bool> Engine::iprobe(int source, std::int32_t tag, std::uint32_t context,
 
 Result<EngineConfig> engine_config_from_settings() {
   EngineConfig c;
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t slots, setting_int("AUGUR_SLOTS", 2, 65535));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t slots, setting_int("AUGUR_SLOTS", 2, 32767));
   AUGUR_ASSIGN_OR_RETURN(std::int64_t eager, setting_int("AUGUR_EAGER_LIMIT", 64, 1 << 20));
   AUGUR_ASSIGN_OR_RETURN(std::int64_t keepalive, setting_int("AUGUR_KEEPALIVE_MS", 10, 3'600'000));
   c.slots = static_cast<std::uint32_t>(slots);

@@ -148,7 +148,6 @@ Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpec
   if (h.seq != expect.seq) {
     return bad("message header", "sequence " + std::to_string(h.seq) + ", expected " + std::to_string(expect.seq));
   }
-  if (h.credits > expect.max_credits) return bad("message header", "returns " + std::to_string(h.credits) + " credits");
   const std::size_t body = in.size() - sizeof(MsgHeader);
   switch (h.type) {
     case MsgType::kEager:

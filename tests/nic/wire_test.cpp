@@ -145,7 +145,7 @@ MsgHeader good_header() {
   return h;
 }
 
-constexpr MsgExpect kExpect{.src = 2, .seq = 41, .slot_bytes = 8192, .max_credits = 64};
+constexpr MsgExpect kExpect{.src = 2, .seq = 41, .slot_bytes = 8192};
 
 TEST(MsgHeaderWire, RoundTrip) {
   auto slot = eager_slot(good_header(), 100);
@@ -171,7 +171,6 @@ TEST(MsgHeaderWire, RejectsWhatAPeerMustNotSend) {
       {"wrong source", [](MsgHeader& h) { h.src = 3; }, 100, "claims to come from rank 3"},
       {"replayed sequence", [](MsgHeader& h) { h.seq = 40; }, 100, "sequence 40, expected 41"},
       {"negative tag", [](MsgHeader& h) { h.tag = -5; }, 100, "negative tag"},
-      {"too many credits", [](MsgHeader& h) { h.credits = 65; }, 100, "returns 65 credits"},
       {"bad type", [](MsgHeader& h) { h.type = static_cast<MsgType>(9); }, 100, "type 9"},
       {"bad version", [](MsgHeader& h) { h.version = 2; }, 100, "version 2"},
       {"control with payload", [](MsgHeader& h) { h.type = MsgType::kCredit; }, 100, "control message with a payload"},

@@ -45,6 +45,7 @@ Result<Side> setup(int fd, std::uint32_t me, std::uint32_t peer) {
   Channel::Address theirs;
   AUGUR_ASSIGN_OR_RETURN(theirs.qp, nic::exchange(fd, mine.qp, kTimeoutMs));
   AUGUR_ASSIGN_OR_RETURN(theirs.credit_word, nic::exchange(fd, mine.credit_word, kTimeoutMs));
+  AUGUR_ASSIGN_OR_RETURN(theirs.credit_table, nic::exchange(fd, mine.credit_table, kTimeoutMs));
   AUGUR_RETURN_IF_ERROR(s.ch->connect(theirs));
   return s;
 }

@@ -27,7 +27,7 @@ namespace augur::host {
 struct ChannelConfig {
   std::uint32_t my_rank = 0;
   std::uint32_t peer_rank = 0;
-  std::uint32_t slots = 64;          // bounce slots per direction
+  std::uint32_t slots = 64;          // bounce slots per direction (<= 32767: piggybacked counts are 16-bit)
   std::uint32_t eager_limit = 8192;  // payload bytes per slot; the header comes on top
   std::uint32_t credit_slots = 16;   // direct-placement credits per direction (<= 255)
 };
@@ -102,6 +102,7 @@ class Channel {
   // back with wr_id kind kReadKind and `cookie` in the low 32 bits.
   Status post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey);
   static constexpr std::uint64_t kReadKind = 4;
+  static constexpr std::uint32_t kInlineBytes = 128;  // messages this small (header included) go inline
   static constexpr std::uint32_t kMaxReads = 16;  // reads in flight per channel (send queue room)
   // Handles one completion of this channel's QP. An arrival is passed to `deliver`; a malformed
   // header is a kProtocol error and its slot is released without delivery. A direct write
@@ -145,7 +146,8 @@ class Channel {
   nic::RemoteBuffer peer_word_{};
   std::uint64_t sent_ = 0;
   std::uint64_t freed_ = 0;            // slots we have released
-  std::uint64_t freed_written_ = 0;    // freed count last written to the peer
+  std::uint64_t freed_written_ = 0;    // freed count last told the peer (header or write)
+  std::uint64_t peer_freed_ = 0;       // the peer's freed count as its headers told us
   std::uint32_t next_seq_out_ = 0;
   std::uint32_t next_seq_in_ = 0;
   std::uint32_t outstanding_sends_ = 0;

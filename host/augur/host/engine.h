@@ -11,6 +11,7 @@
 // communication-assist thread will call progress() instead (issue 5).
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -90,6 +91,7 @@ struct EngineCounters {
   std::uint64_t pred_misses = 0;
   std::uint64_t pred_abstains = 0;    // no prediction offered (or prediction suspended)
   std::uint64_t pred_suspended = 0;   // times prediction was turned off for a low hit ratio
+  std::uint64_t credit_pauses = 0;    // times crediting a peer was paused for void credits
 };
 
 class Engine {
@@ -192,6 +194,12 @@ class Engine {
     // that envelope; a credit whose valid_from_seq is not after it is void.
     std::unordered_map<std::uint64_t, std::uint32_t> last_sent;
     std::vector<std::uint32_t> revoked;  // by slot: generation+1 of the credit the peer revoked
+    // Predicted mode: outcomes of our last credits to this peer (1 = used), and how many more
+    // receives from it go uncredited after a run of void credits (doubling while they stay void).
+    std::uint64_t credit_outcomes = 0;
+    std::uint32_t credit_outcome_count = 0;
+    std::uint32_t credit_pause = 0;
+    std::uint32_t next_pause = 0;
     std::deque<OutMsg> out;                       // in order: non-overtaking
     std::deque<std::pair<std::uint32_t, OutMsg>> awaiting_fin;  // by RTS sequence number
     std::uint32_t reads_in_flight = 0;
@@ -213,6 +221,7 @@ class Engine {
   Status give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context, std::int32_t tag);
   Status stage_credit(const predictor::RecvCall& call);
   void drop_credit(Request& r);  // its receive matched by a message not sent through the credit
+  void credit_outcome(Peer& p, bool used);
   Status on_direct(int peer, std::uint32_t slot, std::uint32_t length);
   Status on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation);
   std::optional<std::pair<std::uint32_t, nic::CreditEntry>> usable_credit(Peer& p, const OutMsg& m) const;
@@ -241,6 +250,8 @@ class Engine {
   std::uint64_t outcomes_ = 0;                // last 64 predictions, 1 = hit
   std::uint32_t outcome_count_ = 0;
   std::uint32_t suspended_for_ = 0;           // receives left before predicting again
+  std::uint32_t idle_polls_ = 0;              // consecutive empty polls of the CQ
+  std::array<nic::Completion, 16> wc_;
   Status deferred_;  // an error found while delivering, reported by progress()
   std::chrono::steady_clock::time_point last_check_{};
 };

@@ -63,7 +63,9 @@ struct MsgHeader {
   static constexpr std::uint8_t kVersion = 1;
   MsgType type = MsgType::kEager;
   std::uint8_t version = kVersion;
-  std::uint16_t credits = 0;  // bounce slots the writer returns to the reader
+  // The writer's count of bounce slots it has freed (the reader's messages it is done with),
+  // cumulative mod 2^16: credits ride on every message, so a conversation needs no credit writes.
+  std::uint16_t credits = 0;
   std::uint32_t src = 0;      // writer's rank
   std::uint32_t context = 0;  // communicator context id
   std::int32_t tag = 0;       // >= 0
@@ -122,7 +124,6 @@ struct MsgExpect {
   std::uint32_t src;          // the peer this QP/ring belongs to
   std::uint32_t seq;          // next sequence number from that peer
   std::uint32_t slot_bytes;   // capacity of the slot the header arrived in, header included
-  std::uint16_t max_credits;  // at most the slots we gave that peer
 };
 
 // Encoding to and from the wire. parse_* reject wrong sizes, magic, versions and out-of-range

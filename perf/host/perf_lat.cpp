@@ -1,0 +1,199 @@
+// augur-perf-lat: ping-pong latency of augur's engine against a raw-verbs ping-pong on the same
+// device, between two processes, in one run. The raw side is what perftest's ib_send_lat does
+// (RC SEND/RECV, inline up to kInline bytes, busy polling); the engine runs in each steering
+// mode. All variants are interleaved round by round, so machine noise hits them alike; each
+// row gives medians of half round trips (us) and ratios to raw verbs — under emulated RoCE only
+// the ratios mean anything. The ping-pong is osu_latency's: send then receive on one side,
+// receive then send on the other, so a receive is posted only after its own send.
+// Usage: augur-perf-lat [--iters N] [--rounds R] [--sizes a,b,c]
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "augur/nic/endpoint.h"
+#include "two_ranks.h"
+
+namespace {
+
+using namespace augur;
+using Clock = std::chrono::steady_clock;
+constexpr int kTimeoutMs = 60'000;
+constexpr std::uint32_t kInline = 128;
+
+struct Options {
+  int iters = 200;
+  int rounds = 5;
+  std::vector<std::size_t> sizes = {1, 8, 64, 512, 4096, 8192, 65536, 1 << 20};
+};
+
+struct Raw {
+  nic::Endpoint ep;
+  std::vector<std::byte> buf;
+  nic::MemoryRegion mr;
+  std::uint32_t sends_unreaped = 0;
+};
+
+Result<Raw> raw_setup(int fd, std::size_t max) {
+  AUGUR_ASSIGN_OR_RETURN(nic::EndpointOptions opt, nic::endpoint_options_from_settings());
+  opt.caps.max_inline_data = kInline;
+  AUGUR_ASSIGN_OR_RETURN(nic::Endpoint ep, nic::Endpoint::create(opt));
+  std::vector<std::byte> buf(2 * max);
+  AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion mr, ep.register_memory(buf.data(), buf.size(), nic::kLocalWrite));
+  AUGUR_ASSIGN_OR_RETURN(nic::QpAddress mine, ep.address());
+  AUGUR_ASSIGN_OR_RETURN(nic::QpAddress theirs, nic::exchange(fd, mine, kTimeoutMs));
+  AUGUR_RETURN_IF_ERROR(ep.connect(theirs));
+  return Raw{std::move(ep), std::move(buf), std::move(mr)};
+}
+
+// Polls until a receive completes; send completions met on the way are reaped (the peer's next
+// message may complete our receive before our own send's completion is polled).
+Status raw_await_recv(Raw& r) {
+  for (;;) {
+    AUGUR_ASSIGN_OR_RETURN(nic::Completion c, r.ep.wait_completion(kTimeoutMs));
+    AUGUR_RETURN_IF_ERROR(c.status());
+    if (c.opcode == nic::WcOpcode::kRecv) return Status::Ok();
+    if (c.opcode != nic::WcOpcode::kSend || r.sends_unreaped == 0) return Status(Code::kInternal, "stray completion");
+    --r.sends_unreaped;
+  }
+}
+
+Status raw_round(Raw& r, bool initiator, std::size_t n, int iters, std::vector<double>& us) {
+  const nic::Sge rx{reinterpret_cast<std::uintptr_t>(r.buf.data()) + r.buf.size() / 2, static_cast<std::uint32_t>(n), r.mr.lkey()};
+  const nic::Sge tx{reinterpret_cast<std::uintptr_t>(r.buf.data()), static_cast<std::uint32_t>(n), r.mr.lkey()};
+  auto send = [&]() -> Status {
+    ++r.sends_unreaped;
+    return r.ep.qp().post_send({.wr_id = 2, .op = nic::SendOp::kSend, .sges = {&tx, 1}, .inline_data = n <= kInline});
+  };
+  AUGUR_RETURN_IF_ERROR(r.ep.qp().post_recv(1, {&rx, 1}));
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = Clock::now();
+    if (initiator) {
+      AUGUR_RETURN_IF_ERROR(send());
+      AUGUR_RETURN_IF_ERROR(raw_await_recv(r));
+      if (i + 1 < iters) AUGUR_RETURN_IF_ERROR(r.ep.qp().post_recv(1, {&rx, 1}));
+    } else {
+      AUGUR_RETURN_IF_ERROR(raw_await_recv(r));
+      if (i + 1 < iters) AUGUR_RETURN_IF_ERROR(r.ep.qp().post_recv(1, {&rx, 1}));
+      AUGUR_RETURN_IF_ERROR(send());
+    }
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 2);
+  }
+  while (r.sends_unreaped > 0) {  // leave the CQ empty for the next round
+    AUGUR_ASSIGN_OR_RETURN(nic::Completion c, r.ep.wait_completion(kTimeoutMs));
+    AUGUR_RETURN_IF_ERROR(c.status());
+    --r.sends_unreaped;
+  }
+  return Status::Ok();
+}
+
+Status engine_round(host::Engine& e, bool initiator, std::size_t n, int iters, std::vector<std::byte>& tx,
+                    std::vector<std::byte>& rx, std::vector<double>& us) {
+  const int peer = 1 - e.rank();
+  auto send = [&]() -> Status {
+    AUGUR_ASSIGN_OR_RETURN(host::RequestPtr s, e.isend(tx.data(), n, peer, 1, 0));
+    return e.wait(s, kTimeoutMs);
+  };
+  auto recv = [&]() -> Status {
+    AUGUR_ASSIGN_OR_RETURN(host::RequestPtr r, e.irecv(rx.data(), n, peer, 1, 0));
+    return e.wait(r, kTimeoutMs);
+  };
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = Clock::now();
+    if (initiator) {
+      AUGUR_RETURN_IF_ERROR(send());
+      AUGUR_RETURN_IF_ERROR(recv());
+    } else {
+      AUGUR_RETURN_IF_ERROR(recv());
+      AUGUR_RETURN_IF_ERROR(send());
+    }
+    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 2);
+  }
+  return Status::Ok();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Options& opt) {
+  const bool initiator = rank == 0;
+  AUGUR_ASSIGN_OR_RETURN(perf::Engines eng, perf::connect_engines(ports, rank));
+  const std::size_t max = *std::max_element(opt.sizes.begin(), opt.sizes.end());
+  AUGUR_ASSIGN_OR_RETURN(Raw raw, raw_setup(fd, max));
+  std::vector<std::byte> tx(max, std::byte{1}), rx(max);
+  const std::size_t modes = std::size(perf::kModes);
+  if (initiator) {
+    std::printf("# half round trip, median over %d rounds x %d iterations (us); ratios to raw verbs\n", opt.rounds, opt.iters);
+    std::printf("# direct%%: messages the initiator received by direct placement\n");
+    std::printf("%8s %10s %10s %10s %10s %8s %8s %8s %8s %8s\n", "#bytes", "raw_verbs", "off", "posted", "predicted",
+                "off/raw", "post/raw", "pred/raw", "direct%", "pdirect%");
+  }
+  for (std::size_t n : opt.sizes) {
+    std::vector<double> raw_us;
+    std::vector<std::vector<double>> us(modes);
+    std::vector<std::uint64_t> direct0(modes), recvd0(modes);
+    for (std::size_t m = 0; m < modes; ++m) {
+      const host::EngineCounters& c = eng.at(m).counters();
+      direct0[m] = c.direct_msgs;
+      recvd0[m] = c.direct_msgs + c.bounce_msgs + c.rndv_msgs;
+    }
+    for (int round = 0; round < opt.rounds; ++round) {
+      AUGUR_RETURN_IF_ERROR(eng.boot().fence());  // both sides start each variant together
+      AUGUR_RETURN_IF_ERROR(raw_round(raw, initiator, n, opt.iters, raw_us));
+      for (std::size_t m = 0; m < modes; ++m) {
+        AUGUR_RETURN_IF_ERROR(eng.boot().fence());
+        AUGUR_RETURN_IF_ERROR(engine_round(eng.at(m), initiator, n, opt.iters, tx, rx, us[m]));
+      }
+    }
+    if (initiator) {
+      const double r = median(raw_us);
+      std::vector<double> med(modes), frac(modes);
+      for (std::size_t m = 0; m < modes; ++m) {
+        med[m] = median(us[m]);
+        const host::EngineCounters& c = eng.at(m).counters();
+        const double got = static_cast<double>(c.direct_msgs + c.bounce_msgs + c.rndv_msgs - recvd0[m]);
+        frac[m] = got > 0 ? 100.0 * static_cast<double>(c.direct_msgs - direct0[m]) / got : 0;
+      }
+      std::printf("%8zu %10.2f %10.2f %10.2f %10.2f %8.2f %8.2f %8.2f %8.1f %8.1f\n", n, r, med[0], med[1], med[2],
+                  med[0] / r, med[1] / r, med[2] / r, frac[1], frac[2]);
+      std::fflush(stdout);
+    }
+  }
+  return eng.boot().fence();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--iters" && i + 1 < argc) {
+      opt.iters = std::atoi(argv[++i]);
+    } else if (a == "--rounds" && i + 1 < argc) {
+      opt.rounds = std::atoi(argv[++i]);
+    } else if (a == "--sizes" && i + 1 < argc) {
+      opt.sizes.clear();
+      std::stringstream ss(argv[++i]);
+      for (std::string tok; std::getline(ss, tok, ',');) opt.sizes.push_back(std::strtoull(tok.c_str(), nullptr, 10));
+    } else {
+      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--sizes a,b,c]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (opt.iters < 1 || opt.rounds < 1 || opt.sizes.empty() ||
+      std::any_of(opt.sizes.begin(), opt.sizes.end(), [](std::size_t s) { return s == 0 || s > (1u << 26); })) {
+    std::fprintf(stderr, "augur-perf-lat: --iters, --rounds >= 1; sizes in [1, 64 MiB]\n");
+    return 2;
+  }
+  return augur::perf::run_two_ranks("augur-perf-lat", [&](const std::vector<std::uint16_t>& ports, int rank, int fd) {
+    return run(ports, rank, fd, opt);
+  });
+}
