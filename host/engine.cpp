@@ -1,5 +1,9 @@
 #include "augur/host/engine.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <bit>
 #include <cstdio>
@@ -60,11 +64,6 @@ predictor::Options predictor_options(const EngineConfig& cfg) {
 // Sequence numbers wrap: a is at or after b within half the space.
 bool seq_at_or_after(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) >= 0; }
 
-void complete(Request& r, Path path, Status st = Status::Ok()) {
-  r.path = path;
-  r.status = std::move(st);
-  r.done = true;
-}
 
 Status truncation(std::size_t length, std::size_t cap) {
   return {Code::kTruncated, "message of " + std::to_string(length) + " bytes, receive buffer of " + std::to_string(cap)};
@@ -74,12 +73,190 @@ Status truncation(std::size_t length, std::size_t cap) {
 
 Engine::Engine(Bootstrap& boot, const EngineConfig& cfg) : boot_(boot), rank_(boot.rank()), size_(boot.size()), cfg_(cfg) {}
 Engine::~Engine() {
+  if (assist_thread_.joinable()) {
+    stop_.store(true, std::memory_order_seq_cst);
+    const std::uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+    assist_thread_.join();
+  }
+  assist_ = false;  // from here on everything runs on this thread
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+  Command* c = nullptr;
+  while ((c = commands_.pop()) != nullptr) delete c;  // never ran: the engine is going away
   if (cfg_.stats) std::fprintf(stderr, "%s\n", stats_line().c_str());
+}
+
+void Engine::finish(Request& r, Path path, Status st) {
+  r.path = path;
+  r.status = std::move(st);
+  r.done.store(true, std::memory_order_release);
+  ++completions_;
+}
+
+// ---- The communication-assist thread ----
+
+Status Engine::start_assist() {
+  AUGUR_ASSIGN_OR_RETURN(placement_, choose_assist_core(ctx_->name(), cfg_.assist_core));
+  static std::once_flag said;  // once per process, as every engine would say the same
+  std::call_once(said, [&] {
+    std::fprintf(stderr, "augur: rank %d: assist thread on core %d (CPUs %s): %s\n", rank_, placement_.core,
+                 placement_.cpus.c_str(), placement_.why.c_str());
+  });
+  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (wake_fd_ < 0) return errno_status(errno, "eventfd");
+  assist_ = true;
+  assist_thread_ = std::thread([this] { assist_main(); });
+  return Status::Ok();
+}
+
+void Engine::enqueue(Command* c) const {
+  commands_.push(c);
+  // Dekker with assist_sleep: push, then look; it marks itself asleep, then looks at the queue.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (assist_sleeping_.load(std::memory_order_seq_cst)) {
+    const std::uint64_t one = 1;
+    (void)!::write(wake_fd_, &one, sizeof one);
+  }
+}
+
+void Engine::call_in_assist(const std::function<void()>& f) const {
+  if (!assist_) {
+    f();
+    return;
+  }
+  std::atomic<bool> done{false};
+  auto* c = new Command;
+  c->kind = Command::Kind::kCall;
+  c->call = f;
+  c->call_done = &done;
+  enqueue(c);
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wake_waiters
+  {
+    std::unique_lock lock(sleep_mu_);
+    sleep_cv_.wait(lock, [&] { return done.load(std::memory_order_acquire); });
+  }
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+}
+
+bool Engine::run_commands() {
+  bool any = false;
+  while (Command* c = commands_.pop()) {
+    any = true;
+    switch (c->kind) {
+      case Command::Kind::kSend:
+        if (Status st = start_send(c->req, c->sbuf, c->len, c->peer, c->tag, c->context); !st.ok() && !c->req->done) {
+          finish(*c->req, Path::kNone, st);
+        }
+        break;
+      case Command::Kind::kRecv:
+        if (Status st = start_recv(c->req, c->rbuf, c->len, c->peer, c->tag, c->context); !st.ok() && !c->req->done) {
+          finish(*c->req, Path::kNone, st);
+        }
+        break;
+      case Command::Kind::kCall:
+        c->call();
+        c->call_done->store(true, std::memory_order_release);
+        ++completions_;  // wakes the caller
+        break;
+    }
+    delete c;
+  }
+  return any;
+}
+
+void Engine::wake_waiters() {
+  if (completions_ == notified_) return;
+  notified_ = completions_;
+  std::atomic_thread_fence(std::memory_order_seq_cst);  // the done flags before the look at sleepers
+  if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
+  std::lock_guard lock(sleep_mu_);  // so that no waiter checks its flag and sleeps in between
+  sleep_cv_.notify_all();
+}
+
+void Engine::assist_main() {
+  if (Status st = bind_this_thread(placement_); !st.ok()) {
+    std::fprintf(stderr, "augur: rank %d: assist thread not bound: %s\n", rank_, st.to_string().c_str());
+  }
+  using std::chrono::steady_clock;
+  auto idle_since = steady_clock::now();
+  const auto spin = std::chrono::microseconds(cfg_.wait == WaitPolicy::kBlock ? 0 : cfg_.spin_us);
+  for (std::uint32_t loops = 1; !stop_.load(std::memory_order_acquire); ++loops) {
+    const bool commands = run_commands();
+    (void)progress_once();  // errors are delivered to the requests they concern
+    wake_waiters();
+    const bool busy = commands || idle_polls_ == 0;
+    if (busy) {
+      idle_since = steady_clock::time_point{};
+      continue;
+    }
+    if (loops % 16 != 0) continue;
+    const auto now = steady_clock::now();
+    if (idle_since == steady_clock::time_point{}) idle_since = now;
+    if (now - last_check_ > std::chrono::milliseconds(cfg_.keepalive_ms)) {
+      last_check_ = now;
+      (void)check_peers();
+      wake_waiters();
+    }
+    if (cfg_.wait != WaitPolicy::kSpin && now - idle_since >= spin) {
+      assist_sleep(static_cast<int>(cfg_.keepalive_ms));
+      idle_since = steady_clock::time_point{};
+    }
+  }
+}
+
+void Engine::assist_sleep(int timeout_ms) {
+  for (const Peer& p : peers_) {
+    if (!p.out.empty() && !p.dead) timeout_ms = 1;  // credits may come back by RDMA WRITE alone
+  }
+  assist_sleeping_.store(true, std::memory_order_seq_cst);
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  // Arm the completion event, then look once more: a completion that came before the arming
+  // raised no event.
+  bool work = !commands_.empty() || !cq_->request_notify().ok();
+  if (!work) {
+    (void)progress_once();
+    work = idle_polls_ == 0;
+  }
+  if (work) {
+    assist_sleeping_.store(false, std::memory_order_relaxed);
+    return;
+  }
+  pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  if (::poll(fds, 2, timeout_ms) > 0) {
+    if ((fds[0].revents & POLLIN) != 0) (void)cq_->consume_event(*events_);
+    if ((fds[1].revents & POLLIN) != 0) {
+      std::uint64_t n = 0;
+      (void)!::read(wake_fd_, &n, sizeof n);
+    }
+  }
+  assist_sleeping_.store(false, std::memory_order_seq_cst);
+}
+
+Status Engine::wait_assisted(const RequestPtr& r, int timeout_ms) {
+  using std::chrono::steady_clock;
+  const auto start = steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms);
+  const auto spin = std::chrono::microseconds(cfg_.wait == WaitPolicy::kBlock ? 0 : cfg_.spin_us);
+  for (std::uint32_t spins = 1; !r->done.load(std::memory_order_acquire); ++spins) {
+    if (spins % 16 != 0) continue;
+    const auto now = steady_clock::now();
+    if (now > deadline) return Status(Code::kTimeout, "request not done within " + std::to_string(timeout_ms) + " ms");
+    if (cfg_.wait == WaitPolicy::kSpin || now - start < spin) continue;
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);
+    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wake_waiters
+    {
+      std::unique_lock lock(sleep_mu_);
+      sleep_cv_.wait_until(lock, deadline, [&] { return r->done.load(std::memory_order_acquire); });
+    }
+    sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  }
+  return r->status;
 }
 
 std::string Engine::stats_line() const {
   const nic::RegCacheCounters rc = rcache_counters();
-  const EngineCounters& c = counters_;
+  const EngineCounters c = counters();
   std::string s = "augur-stats rank=" + std::to_string(rank_);
   auto kv = [&s](const char* k, std::uint64_t v) { s.append(" ").append(k).append("=").append(std::to_string(v)); };
   kv("direct_msgs", c.direct_msgs);
@@ -104,7 +281,19 @@ std::string Engine::stats_line() const {
   return s;
 }
 
-nic::RegCacheCounters Engine::rcache_counters() const noexcept {
+EngineCounters Engine::counters() const {
+  EngineCounters c;
+  call_in_assist([&] { c = counters_; });
+  return c;
+}
+
+nic::RegCacheCounters Engine::rcache_counters() const {
+  nic::RegCacheCounters c;
+  call_in_assist([&] { c = rcache_sum(); });
+  return c;
+}
+
+nic::RegCacheCounters Engine::rcache_sum() const {
   nic::RegCacheCounters c = send_cache_->counters();
   const nic::RegCacheCounters& r = recv_cache_->counters();
   c.hits += r.hits;
@@ -123,7 +312,10 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   AUGUR_ASSIGN_OR_RETURN(nic::ProtectionDomain pd, nic::ProtectionDomain::create(*e->ctx_));
   e->pd_ = std::make_unique<nic::ProtectionDomain>(std::move(pd));
   const int per_peer = static_cast<int>(3 * cfg.slots + Channel::kMaxReads + 8);
-  AUGUR_ASSIGN_OR_RETURN(nic::CompletionQueue cq, nic::CompletionQueue::create(*e->ctx_, std::max(1, e->size_ - 1) * per_peer, nullptr));
+  AUGUR_ASSIGN_OR_RETURN(nic::CompletionChannel events, nic::CompletionChannel::create(*e->ctx_));
+  e->events_ = std::make_unique<nic::CompletionChannel>(std::move(events));
+  AUGUR_ASSIGN_OR_RETURN(nic::CompletionQueue cq,
+                         nic::CompletionQueue::create(*e->ctx_, std::max(1, e->size_ - 1) * per_peer, e->events_.get()));
   e->cq_ = std::make_unique<nic::CompletionQueue>(std::move(cq));
   AUGUR_ASSIGN_OR_RETURN(nic::RegCacheLimits lim, nic::reg_cache_limits_from_settings());
   e->send_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kRemoteRead), lim);
@@ -134,6 +326,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
     e->predicted_.reserve(cfg.predict_depth);
   }
   e->peers_.resize(static_cast<std::size_t>(e->size_));
+  e->dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(e->size_));
   for (int p = 0; p < e->size_; ++p) {
     if (p == e->rank_) continue;
     const ChannelConfig cc{static_cast<std::uint32_t>(e->rank_), static_cast<std::uint32_t>(p), cfg.slots, cfg.eager_limit,
@@ -147,7 +340,15 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
     peer.given.resize(cfg.credit_slots);
     peer.revoked.assign(cfg.credit_slots, 0);
   }
+  char host[256] = {};
+  (void)gethostname(host, sizeof host - 1);
+  AUGUR_RETURN_IF_ERROR(boot.put("augur.host", host));
   AUGUR_RETURN_IF_ERROR(boot.fence());
+  int local_ranks = 0;
+  for (int p = 0; p < e->size_; ++p) {
+    AUGUR_ASSIGN_OR_RETURN(std::string h, boot.get(p, "augur.host"));
+    local_ranks += h == host ? 1 : 0;
+  }
   for (int p = 0; p < e->size_; ++p) {
     if (p == e->rank_) continue;
     AUGUR_ASSIGN_OR_RETURN(std::string s, boot.get(p, "augur.ch." + std::to_string(e->rank_)));
@@ -156,6 +357,10 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   }
   // Nobody sends before everybody's receives are posted (RNR retry would cover it, slowly).
   AUGUR_RETURN_IF_ERROR(boot.fence());
+  const bool assist = cfg.assist == EngineConfig::Assist::kOn ||
+                      (cfg.assist == EngineConfig::Assist::kAuto &&
+                       std::thread::hardware_concurrency() >= 2u * static_cast<unsigned>(std::max(1, local_ranks)));
+  if (assist) AUGUR_RETURN_IF_ERROR(e->start_assist());
   return e;
 }
 
@@ -164,7 +369,28 @@ Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std
   if (tag < 0) return Status(Code::kInvalidArgument, "negative tag " + std::to_string(tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null send buffer with a non-zero count");
   if (len > 0xffffffffu) return Status(Code::kInvalidArgument, "messages are limited to 4 GiB - 1 bytes");
+  if (dest != rank_ && dead_[static_cast<std::size_t>(dest)].load(std::memory_order_acquire)) {
+    return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
+  }
   auto req = std::make_shared<Request>();
+  if (assist_) {
+    auto* c = new Command;
+    c->kind = Command::Kind::kSend;
+    c->req = req;
+    c->sbuf = buf;
+    c->len = len;
+    c->peer = dest;
+    c->tag = tag;
+    c->context = context;
+    enqueue(c);
+    return req;
+  }
+  AUGUR_RETURN_IF_ERROR(start_send(req, buf, len, dest, tag, context));
+  return req;
+}
+
+Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag,
+                          std::uint32_t context) {
   if (dest == rank_) {  // matched locally, from a copy: the send completes at once
     Incoming in{};
     in.peer = rank_;
@@ -185,8 +411,8 @@ Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std
     } else {
       ++counters_.unexpected_msgs;
     }
-    complete(*req, Path::kSelf);
-    return req;
+    finish(*req, Path::kSelf);
+    return Status::Ok();
   }
   Peer& peer = peers_[static_cast<std::size_t>(dest)];
   if (peer.dead) return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
@@ -209,8 +435,7 @@ Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std
     nic::encode(rb, std::span<std::byte, sizeof(nic::RemoteBuffer)>(m.body.data(), m.body.size()));
   }
   peer.out.push_back(std::move(m));
-  AUGUR_RETURN_IF_ERROR(push_sends(dest));
-  return req;
+  return push_sends(dest);
 }
 
 Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context) {
@@ -219,10 +444,32 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
   }
   if (tag < 0 && tag != kAnyTag) return Status(Code::kInvalidArgument, "tag " + std::to_string(tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null receive buffer with a non-zero count");
-  if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].dead) {
+  if (source >= 0 && source != rank_ && dead_[static_cast<std::size_t>(source)].load(std::memory_order_acquire)) {
     return Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone");
   }
   auto req = std::make_shared<Request>();
+  if (assist_) {
+    auto* c = new Command;
+    c->kind = Command::Kind::kRecv;
+    c->req = req;
+    c->rbuf = buf;
+    c->len = len;
+    c->peer = source;
+    c->tag = tag;
+    c->context = context;
+    enqueue(c);
+    return req;
+  }
+  AUGUR_RETURN_IF_ERROR(start_recv(req, buf, len, source, tag, context));
+  return req;
+}
+
+Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag,
+                          std::uint32_t context) {
+  if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].dead) {
+    finish(*req, Path::kNone, Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone"));
+    return Status::Ok();
+  }
   PostedRecv recv{req, buf, len, source};
   // A credit is only safe when no earlier receive could take the message it names.
   const bool creditable = cfg_.steering != Steering::kOff && source >= 0 && source != rank_ && tag >= 0 && len > 0 &&
@@ -238,7 +485,7 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
     }
   }
   if (predictor_) AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
-  return req;
+  return Status::Ok();
 }
 
 Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context,
@@ -427,7 +674,7 @@ Status Engine::on_direct(int peer, std::uint32_t slot, std::uint32_t length) {
   credit_outcome(p, true);
   ++counters_.direct_msgs;
   ++counters_.credits_used;
-  complete(*r, Path::kDirect);
+  finish(*r, Path::kDirect);
   g.state = g.state == State::kRevoking ? State::kAwaitAck : State::kFree;
   g.req.reset();
   g.pin = {};
@@ -447,7 +694,7 @@ Status Engine::on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generat
     if (match_.cancel([&](const PostedRecv& pr) { return pr.req == r; })) {
       r->credit_peer = r->credit_slot = -1;
       r->cancelled = true;
-      complete(*r, Path::kNone);
+      finish(*r, Path::kNone);
     }
     ++counters_.credits_revoked;
   }
@@ -485,7 +732,7 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
     counters_.bytes_copied += n;
     const bool self = msg.peer == rank_;
     if (!self) AUGUR_RETURN_IF_ERROR(peers_[static_cast<std::size_t>(msg.peer)].ch->release(msg.slot));
-    complete(r, self ? Path::kSelf : Path::kBounce, st);
+    finish(r, self ? Path::kSelf : Path::kBounce, st);
     return Status::Ok();
   }
   // Rendezvous: read straight into the receive buffer.
@@ -502,7 +749,7 @@ Status Engine::start_reads(int peer) {
     p.read_queue.pop_front();
     if (pr.n == 0) {  // nothing to move (empty or zero-size buffer): answer at once
       ++counters_.rndv_msgs;
-      complete(*pr.req, Path::kRendezvous, pr.req->status);
+      finish(*pr.req, Path::kRendezvous, pr.req->status);
       queue_fin(peer, pr.rts_seq);
       continue;
     }
@@ -551,7 +798,7 @@ Status Engine::push_sends(int peer) {
         if (!sent) break;
         p.last_sent[envelope_key(m.context, m.tag)] = seq;
         ++counters_.direct_sends;
-        complete(*m.req, Path::kDirect);  // copied into the send slot: the user buffer is free
+        finish(*m.req, Path::kDirect);  // copied into the send slot: the user buffer is free
         p.out.pop_front();
         continue;
       }
@@ -560,7 +807,7 @@ Status Engine::push_sends(int peer) {
     if (!sent) break;  // out of credits: the rest waits, in order
     if (data) p.last_sent[envelope_key(m.context, m.tag)] = seq;
     if (m.type == nic::MsgType::kEager) {
-      complete(*m.req, Path::kBounce);  // copied into the send slot: the user buffer is free
+      finish(*m.req, Path::kBounce);  // copied into the send slot: the user buffer is free
     } else if (m.type == nic::MsgType::kRts) {
       p.awaiting_fin.emplace_back(seq, std::move(m));
     }
@@ -575,7 +822,7 @@ Status Engine::on_fin(int peer, std::uint32_t rts_seq) {
   if (it == p.awaiting_fin.end()) {
     return Status(Code::kProtocol, "FIN from rank " + std::to_string(peer) + " for unknown RTS " + std::to_string(rts_seq));
   }
-  complete(*it->second.req, Path::kRendezvous);
+  finish(*it->second.req, Path::kRendezvous);
   p.awaiting_fin.erase(it);  // unpins the send buffer
   return Status::Ok();
 }
@@ -653,17 +900,18 @@ Status Engine::fail_peer(int peer, const Status& why) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (p.dead) return why;
   p.dead = true;
+  dead_[static_cast<std::size_t>(peer)].store(true, std::memory_order_release);
   for (OutMsg& m : p.out) {
-    if (m.req) complete(*m.req, Path::kNone, why);
+    if (m.req) finish(*m.req, Path::kNone, why);
   }
-  for (auto& [seq, m] : p.awaiting_fin) complete(*m.req, Path::kNone, why);
-  for (PendingRead& pr : p.read_queue) complete(*pr.req, Path::kNone, why);
+  for (auto& [seq, m] : p.awaiting_fin) finish(*m.req, Path::kNone, why);
+  for (PendingRead& pr : p.read_queue) finish(*pr.req, Path::kNone, why);
   p.out.clear();
   p.awaiting_fin.clear();
   p.read_queue.clear();
   for (auto& rd : reads_) {
     if (rd && rd->peer == peer) {
-      complete(*rd->req, Path::kNone, why);
+      finish(*rd->req, Path::kNone, why);
       rd.reset();
     }
   }
@@ -674,12 +922,17 @@ Status Engine::fail_peer(int peer, const Status& why) {
     return true;
   })) {
   }
-  for (auto& r : doomed) complete(*r, Path::kNone, why);
+  for (auto& r : doomed) finish(*r, Path::kNone, why);
   for (GivenCredit& g : p.given) g = GivenCredit{GivenCredit::State::kFree, g.generation, nullptr, nullptr, 0, 0, 0, {}};
   return why;
 }
 
 Status Engine::progress() {
+  if (assist_) return Status::Ok();  // the assist thread makes progress
+  return progress_once();
+}
+
+Status Engine::progress_once() {
   std::span<nic::Completion> wc(wc_);  // a member: no per-poll initialisation on the hot path
   AUGUR_ASSIGN_OR_RETURN(std::size_t n, cq_->poll(wc));
   idle_polls_ = n == 0 ? idle_polls_ + 1 : 0;
@@ -698,7 +951,7 @@ Status Engine::progress() {
       if (!c.ok()) {
         st = c.status().context("RDMA READ from rank " + std::to_string(peer));
       } else {
-        complete(*rd->req, Path::kRendezvous, rd->req->status);
+        finish(*rd->req, Path::kRendezvous, rd->req->status);
         queue_fin(peer, rd->rts_seq);
         rd.reset();
         st = start_reads(peer);
@@ -727,13 +980,22 @@ Status Engine::progress() {
 }
 
 Status Engine::wait(const RequestPtr& r, int timeout_ms) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  if (assist_) return wait_assisted(r, timeout_ms);
+  using std::chrono::steady_clock;
+  const auto start = steady_clock::now();
+  const auto deadline = start + std::chrono::milliseconds(timeout_ms);
+  const auto spin = std::chrono::microseconds(cfg_.wait == WaitPolicy::kBlock ? 0 : cfg_.spin_us);
+  auto last_progress = start;
   Status last;
   for (std::uint32_t spins = 1; !r->done; ++spins) {
-    Status st = progress();
+    Status st = progress_once();
     if (!st.ok()) last = st;
-    if (spins % 64 != 0 || r->done) continue;  // the clock is read now and then, not every poll
-    const auto now = std::chrono::steady_clock::now();
+    if (r->done) break;
+    const bool sleepy = cfg_.wait != WaitPolicy::kSpin;
+    if (idle_polls_ == 0) last_progress = steady_clock::time_point{};  // found work: restart the spin
+    if (spins % (sleepy ? 8 : 64) != 0) continue;  // the clock is read now and then, not every poll
+    const auto now = steady_clock::now();
+    if (last_progress == steady_clock::time_point{}) last_progress = now;
     if (now - last_check_ > std::chrono::milliseconds(cfg_.keepalive_ms)) {
       last_check_ = now;
       if (Status alive = check_peers(); !alive.ok()) last = alive;
@@ -742,19 +1004,48 @@ Status Engine::wait(const RequestPtr& r, int timeout_ms) {
       return Status(Code::kTimeout, "request not done within " + std::to_string(timeout_ms) + " ms" +
                                         (last.ok() ? "" : " (last error: " + last.to_string() + ")"));
     }
+    if (sleepy && now - last_progress >= spin) {
+      // Sleeping also lets a soft device (rxe) do its work in the kernel, which busy polling
+      // on every CPU would starve. Wake at least at the next liveness check.
+      const auto until = std::min(deadline, last_check_ + std::chrono::milliseconds(cfg_.keepalive_ms));
+      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(until - now).count() + 1;
+      if (Status sl = sleep_for_completion(static_cast<int>(ms)); !sl.ok()) last = sl;
+      last_progress = steady_clock::time_point{};
+    }
   }
   return r->status;
 }
 
+Status Engine::sleep_for_completion(int timeout_ms) {
+  for (const Peer& p : peers_) {
+    // Queued sends wait for credits, which a peer may return by RDMA WRITE alone: no completion
+    // would wake us. Keep polling then (rare: a flood against a holding receiver).
+    if (!p.out.empty() && !p.dead) return Status::Ok();
+  }
+  AUGUR_RETURN_IF_ERROR(cq_->request_notify());
+  // A completion that arrived before the request raised no event: look once more.
+  AUGUR_RETURN_IF_ERROR(progress_once());
+  if (idle_polls_ == 0) return Status::Ok();
+  Status st = cq_->wait_event(*events_, timeout_ms);
+  return st.code() == Code::kTimeout ? Status::Ok() : st;
+}
+
 Result<bool> Engine::test(const RequestPtr& r) {
+  if (assist_) return r->done.load(std::memory_order_acquire);
   if (!r->done) {
     Status st = progress();
     if (!st.ok() && !r->done) return st;
   }
-  return r->done;
+  return r->done.load(std::memory_order_acquire);
 }
 
 bool Engine::cancel(const RequestPtr& r) {
+  bool out = false;
+  call_in_assist([&] { out = do_cancel(r); });
+  return out;
+}
+
+bool Engine::do_cancel(const RequestPtr& r) {
   if (r->done) return false;
   if (r->credit_slot >= 0) {
     // The sender may be writing through the credit right now: ask it to give the credit back;
@@ -773,7 +1064,7 @@ bool Engine::cancel(const RequestPtr& r) {
   }
   if (!match_.cancel([&](const PostedRecv& p) { return p.req == r; })) return false;
   r->cancelled = true;
-  complete(*r, Path::kNone);
+  finish(*r, Path::kNone);
   return true;
 }
 
@@ -791,13 +1082,20 @@ Status Engine::check_peers() {
 }
 
 Result<bool> Engine::iprobe(int source, std::int32_t tag, std::uint32_t context, Request* out) {
-  AUGUR_RETURN_IF_ERROR(progress());
-  const auto* m = match_.probe({context, source, tag});
-  if (!m) return false;
-  out->source = m->envelope.source;
-  out->tag = m->envelope.tag;
-  out->length = m->msg.length;
-  return true;
+  Result<bool> found = false;
+  call_in_assist([&] {
+    if (Status st = progress_once(); !st.ok()) {
+      found = st;
+      return;
+    }
+    const auto* m = match_.probe({context, source, tag});
+    if (!m) return;
+    out->source = m->envelope.source;
+    out->tag = m->envelope.tag;
+    out->length = m->msg.length;
+    found = true;
+  });
+  return found;
 }
 
 Result<EngineConfig> engine_config_from_settings() {
@@ -829,6 +1127,30 @@ Result<EngineConfig> engine_config_from_settings() {
   c.predict_depth = static_cast<std::uint32_t>(depth);
   AUGUR_ASSIGN_OR_RETURN(std::int64_t stats, setting_int("AUGUR_STATS", 0, 1));
   c.stats = stats == 1;
+  AUGUR_ASSIGN_OR_RETURN(std::string wait, setting_string("AUGUR_WAIT"));
+  if (wait == "spin") {
+    c.wait = WaitPolicy::kSpin;
+  } else if (wait == "block") {
+    c.wait = WaitPolicy::kBlock;
+  } else if (wait == "hybrid") {
+    c.wait = WaitPolicy::kHybrid;
+  } else {
+    return Status(Code::kInvalidArgument, "AUGUR_WAIT=" + wait + ": expected spin, block or hybrid");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t spin_us, setting_int("AUGUR_SPIN_US", 0, 10'000'000));
+  c.spin_us = static_cast<std::uint32_t>(spin_us);
+  AUGUR_ASSIGN_OR_RETURN(std::string assist, setting_string("AUGUR_ASSIST"));
+  if (assist == "on") {
+    c.assist = EngineConfig::Assist::kOn;
+  } else if (assist == "off") {
+    c.assist = EngineConfig::Assist::kOff;
+  } else if (assist == "auto") {
+    c.assist = EngineConfig::Assist::kAuto;
+  } else {
+    return Status(Code::kInvalidArgument, "AUGUR_ASSIST=" + assist + ": expected on, off or auto");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t core, setting_int("AUGUR_ASSIST_CORE", -1, 65535));
+  c.assist_core = static_cast<int>(core);
   return c;
 }
 

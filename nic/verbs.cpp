@@ -262,6 +262,10 @@ Status CompletionQueue::wait_event(CompletionChannel& channel, int timeout_ms) {
   int rc = ::poll(&pfd, 1, timeout_ms);
   if (rc < 0) return errno_status(errno, "poll(completion channel)");
   if (rc == 0) return Status(Code::kTimeout, "no completion event within " + std::to_string(timeout_ms) + " ms");
+  return consume_event(channel);
+}
+
+Status CompletionQueue::consume_event(CompletionChannel& channel) {
   ibv_cq* ev_cq = nullptr;
   void* ev_ctx = nullptr;
   if (ibv_get_cq_event(channel.get(), &ev_cq, &ev_ctx) != 0) return errno_status(errno, "ibv_get_cq_event");

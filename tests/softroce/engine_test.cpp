@@ -138,9 +138,13 @@ Status truncation_and_self(Engine& e, std::uint64_t& bounce, std::uint64_t& rndv
   return Status::Ok();
 }
 
-Status rank_main(std::uint16_t port, int rank, Steering steering) {
+Status rank_main(std::uint16_t port, int rank, Steering steering, EngineConfig::Assist assist = EngineConfig::Assist::kOff) {
   AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect("127.0.0.1", port, rank, kRanks, 120s));
-  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = steering}));
+  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = steering, .assist = assist}));
+  if (assist == EngineConfig::Assist::kOn) {
+    const Placement* p = e->assist_placement();
+    CHECK(p != nullptr && p->core >= 0 && !p->why.empty(), "no assist thread placement");
+  }
   std::uint64_t bounce = 0, rndv = 0, direct = 0;
   AUGUR_RETURN_IF_ERROR(all_pairs(*e, bounce, rndv, direct).context("all pairs"));
   AUGUR_RETURN_IF_ERROR(boot->fence());
@@ -148,7 +152,7 @@ Status rank_main(std::uint16_t port, int rank, Steering steering) {
   AUGUR_RETURN_IF_ERROR(boot->fence());
   AUGUR_RETURN_IF_ERROR(truncation_and_self(*e, bounce, rndv).context("truncation"));
   AUGUR_RETURN_IF_ERROR(boot->fence());
-  const EngineCounters& c = e->counters();
+  const EngineCounters c = e->counters();
   CHECK(c.bounce_msgs == bounce && c.rndv_msgs == rndv && c.direct_msgs == direct,
         "counters: bounce " + std::to_string(c.bounce_msgs) + " (want " + std::to_string(bounce) + "), rndv " +
             std::to_string(c.rndv_msgs) + " (want " + std::to_string(rndv) + "), direct " + std::to_string(c.direct_msgs) +
@@ -175,6 +179,14 @@ TEST(Engine, ThreeRanksPointToPointPredictedSteering) {
   run_ranks(kRanks, [](std::uint16_t port, int rank) { return rank_main(port, rank, Steering::kPredicted); });
 }
 
+// The same with a communication-assist thread running the protocols: application calls only
+// hand it commands, waits sleep on the request.
+TEST(Engine, ThreeRanksPointToPointWithAssistThread) {
+  run_ranks(kRanks, [](std::uint16_t port, int rank) {
+    return rank_main(port, rank, Steering::kPredicted, EngineConfig::Assist::kOn);
+  });
+}
+
 }  // namespace
 }  // namespace augur::host
 
@@ -182,7 +194,7 @@ namespace augur::host {
 namespace {
 
 // A peer that dies is reported to the survivor's pending receive and send, never waited for.
-TEST(Engine, DeadPeerIsReportedInsteadOfAHang) {
+void dead_peer(EngineConfig::Assist assist) {
   auto server = BootstrapServer::start(2, "127.0.0.1", 0, 120s);
   ASSERT_TRUE(server.ok());
   const std::uint16_t port = server.value()->port();
@@ -192,12 +204,12 @@ TEST(Engine, DeadPeerIsReportedInsteadOfAHang) {
   if (pid == 0) {  // rank 1: connects, then dies without a word
     auto boot = TcpBootstrap::connect("127.0.0.1", port, 1, 2, 120s);
     if (!boot.ok()) _exit(1);
-    auto e = Engine::create(*boot.value(), {.slots = 8, .eager_limit = 4096, .keepalive_ms = 200});
+    auto e = Engine::create(*boot.value(), {.slots = 8, .eager_limit = 4096, .keepalive_ms = 200, .assist = assist});
     _exit(e.ok() ? 0 : 1);
   }
   auto boot = TcpBootstrap::connect("127.0.0.1", port, 0, 2, 120s);
   ASSERT_TRUE(boot.ok());
-  auto e = Engine::create(*boot.value(), {.slots = 8, .eager_limit = 4096, .keepalive_ms = 200});
+  auto e = Engine::create(*boot.value(), {.slots = 8, .eager_limit = 4096, .keepalive_ms = 200, .assist = assist});
   ASSERT_TRUE(e.ok()) << e.status().to_string();
   int st = 0;
   ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -216,6 +228,9 @@ TEST(Engine, DeadPeerIsReportedInsteadOfAHang) {
   EXPECT_EQ(e.value()->isend(buf.data(), buf.size(), 1, 0, 0).status().code(), Code::kPeerFailure);
   EXPECT_EQ(e.value()->irecv(buf.data(), buf.size(), 1, 0, 0).status().code(), Code::kPeerFailure);
 }
+
+TEST(Engine, DeadPeerIsReportedInsteadOfAHang) { dead_peer(EngineConfig::Assist::kOff); }
+TEST(Engine, DeadPeerIsReportedInsteadOfAHangWithAssistThread) { dead_peer(EngineConfig::Assist::kOn); }
 
 }  // namespace
 }  // namespace augur::host

@@ -12,6 +12,11 @@
 #pragma once
 
 #include <array>
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -25,6 +30,8 @@
 #include "augur/host/bootstrap.h"
 #include "augur/host/channel.h"
 #include "augur/host/matching.h"
+#include "augur/host/mpsc_queue.h"
+#include "augur/host/placement.h"
 #include "augur/nic/reg_cache.h"
 #include "augur/nic/verbs.h"
 #include "augur/predictor/predictor.h"
@@ -32,6 +39,13 @@
 namespace augur::host {
 
 enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous, kDirect };
+
+// How a waiting thread waits (AUGUR_WAIT).
+enum class WaitPolicy : std::uint8_t {
+  kSpin,    // poll the CQ until done: lowest latency, burns a core
+  kBlock,   // sleep on the completion channel whenever a poll finds nothing
+  kHybrid,  // poll for AUGUR_SPIN_US without progress, then sleep until the next completion
+};
 
 // How receives steer eager messages (AUGUR_STEERING).
 enum class Steering : std::uint8_t {
@@ -43,7 +57,9 @@ enum class Steering : std::uint8_t {
 };
 
 struct Request {
-  bool done = false;
+  // Set last, with release order, by whichever thread runs the protocols; the other fields are
+  // final once it reads true.
+  std::atomic<bool> done{false};
   bool cancelled = false;     // a receive removed by Engine::cancel before it matched
   Status status;              // kTruncated: message longer than the buffer (length says how long)
   Path path = Path::kNone;
@@ -68,10 +84,19 @@ struct EngineConfig {
   std::string predictor = "single-cycle";  // a name from predictor_names()
   std::uint32_t predict_depth = 2;        // predicted receives credited ahead (top-k)
   bool stats = false;                     // print the augur-stats line when the engine ends
+  WaitPolicy wait = WaitPolicy::kHybrid;
+  std::uint32_t spin_us = 50;             // kHybrid: idle polling before sleeping
+  // A communication-assist thread runs the protocols (polls the CQ, matches, answers peers)
+  // while the application computes; application calls hand it commands through a lock-free
+  // queue. Off: the calling thread makes progress in wait/test/progress.
+  enum class Assist : std::uint8_t { kOff, kOn, kAuto } assist = Assist::kOff;  // kAuto: on when this
+  // host has at least two cores per rank of the job running on it (else the threads would fight)
+  int assist_core = -1;                   // logical core for the assist thread; -1: near the adapter
 };
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
-// AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS.
+// AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
+// AUGUR_ASSIST, AUGUR_ASSIST_CORE.
 Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
@@ -121,10 +146,14 @@ class Engine {
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
-  [[nodiscard]] const EngineCounters& counters() const noexcept { return counters_; }
+  // Snapshots (taken by the assist thread when there is one).
+  [[nodiscard]] EngineCounters counters() const;
   [[nodiscard]] const EngineConfig& config() const noexcept { return cfg_; }
   // Both registration caches together.
-  [[nodiscard]] nic::RegCacheCounters rcache_counters() const noexcept;
+  [[nodiscard]] nic::RegCacheCounters rcache_counters() const;
+  // Where the assist thread runs (null without one).
+  [[nodiscard]] const Placement* assist_placement() const noexcept { return assist_ ? &placement_ : nullptr; }
+  // Tests only, and only without an assist thread (its state belongs to that thread).
   [[nodiscard]] const Channel* channel(int peer) const { return peers_[static_cast<std::size_t>(peer)].ch.get(); }
   // One line, `augur-stats rank=R direct_msgs=N ...` (the AUGUR_STATS format, see docs/runtime.md).
   [[nodiscard]] std::string stats_line() const;
@@ -207,8 +236,41 @@ class Engine {
     bool dead = false;
   };
 
+  // A command from an application thread to the assist thread.
+  struct Command {
+    std::atomic<Command*> next{nullptr};
+    enum class Kind : std::uint8_t { kSend, kRecv, kCall } kind = Kind::kCall;
+    RequestPtr req;
+    const void* sbuf = nullptr;
+    void* rbuf = nullptr;
+    std::size_t len = 0;
+    int peer = 0;
+    std::int32_t tag = 0;
+    std::uint32_t context = 0;
+    std::function<void()> call;          // kCall: run on the assist thread
+    std::atomic<bool>* call_done = nullptr;
+  };
+
   Engine(Bootstrap& boot, const EngineConfig& cfg);
+  Status start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context);
+  Status start_recv(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
+  bool do_cancel(const RequestPtr& r);
+  void finish(Request& r, Path path, Status st = Status::Ok());
+  // Assist thread.
+  Status start_assist();
+  void assist_main();
+  bool run_commands();
+  void enqueue(Command* c) const;
+  void call_in_assist(const std::function<void()>& f) const;
+  void assist_sleep(int timeout_ms);
+  void wake_waiters();
+  Status wait_assisted(const RequestPtr& r, int timeout_ms);
   Status check_peers();
+  Status progress_once();
+  [[nodiscard]] nic::RegCacheCounters rcache_sum() const;
+  // Sleeps until a completion (or `timeout_ms`) unless the engine could be waiting on
+  // something that raises no completion (credit words written by a peer).
+  Status sleep_for_completion(int timeout_ms);
   void deliver(int peer, const Arrival& a);
   Status match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag);
   Status push_sends(int peer);
@@ -233,6 +295,7 @@ class Engine {
   EngineConfig cfg_;
   std::unique_ptr<nic::Context> ctx_;
   std::unique_ptr<nic::ProtectionDomain> pd_;
+  std::unique_ptr<nic::CompletionChannel> events_;  // wakes a sleeping waiter at a completion
   std::unique_ptr<nic::CompletionQueue> cq_;
   std::unique_ptr<nic::RegCache> send_cache_;  // registered for remote read (rendezvous sources)
   std::unique_ptr<nic::RegCache> recv_cache_;  // registered for local write (rendezvous targets)
@@ -252,6 +315,20 @@ class Engine {
   std::uint32_t suspended_for_ = 0;           // receives left before predicting again
   std::uint32_t idle_polls_ = 0;              // consecutive empty polls of the CQ
   std::array<nic::Completion, 16> wc_;
+  // Assist thread state. dead_ mirrors Peer::dead for application threads.
+  std::unique_ptr<std::atomic<bool>[]> dead_;
+  bool assist_ = false;
+  Placement placement_;
+  mutable MpscQueue<Command> commands_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> assist_sleeping_{false};
+  int wake_fd_ = -1;                      // eventfd: a command for a sleeping assist thread
+  std::uint64_t completions_ = 0;         // requests finished (assist thread)
+  std::uint64_t notified_ = 0;
+  mutable std::mutex sleep_mu_;           // application threads sleeping on their requests
+  mutable std::condition_variable sleep_cv_;
+  mutable std::atomic<int> sleepers_{0};
+  std::thread assist_thread_;             // last: started once everything it uses exists
   Status deferred_;  // an error found while delivering, reported by progress()
   std::chrono::steady_clock::time_point last_check_{};
 };

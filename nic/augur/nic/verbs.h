@@ -153,6 +153,8 @@ class CompletionQueue {
   Status request_notify();
   // Blocks on the channel until this CQ has an event or `timeout_ms` passes (kTimeout), acks it.
   Status wait_event(CompletionChannel& channel, int timeout_ms);
+  // Takes and acks the event waiting on the channel (its fd polled readable).
+  Status consume_event(CompletionChannel& channel);
   [[nodiscard]] ibv_cq* get() const noexcept { return cq_.get(); }
 
  private:

@@ -1,0 +1,128 @@
+// augur-perf-halo: a halo exchange where each rank posts its receives just before its neighbour
+// sends (both sides post, then send, then wait — the pattern of a stencil code), run with
+// steering off, posted and predicted in one run, interleaved round by round. Reports, per mode,
+// the time per iteration, the fraction of halos placed directly into the receive buffers, the
+// bytes copied out of bounce slots per iteration, and the prediction and credit figures; ratios
+// are to `off`. --compute-us puts work between posting and sending (a wider window for the
+// credit to reach the sender). Two ranks in a periodic ring: each has the other on both sides.
+// Usage: augur-perf-halo [--iters N] [--rounds R] [--bytes B] [--compute-us U]
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "two_ranks.h"
+
+namespace {
+
+using namespace augur;
+using Clock = std::chrono::steady_clock;
+constexpr int kTimeoutMs = 60'000;
+
+struct Options {
+  int iters = 500;
+  int rounds = 4;
+  std::size_t bytes = 4096;
+  int compute_us = 0;
+};
+
+void compute(int us) {
+  if (us <= 0) return;
+  const auto until = Clock::now() + std::chrono::microseconds(us);
+  while (Clock::now() < until) {
+  }
+}
+
+// One round: `iters` exchanges of a left and a right halo; returns seconds.
+Result<double> halo_round(host::Engine& e, const Options& opt, std::vector<std::vector<std::byte>>& in,
+                          std::vector<std::vector<std::byte>>& out, int iter0) {
+  const int peer = 1 - e.rank();
+  const auto t0 = Clock::now();
+  for (int i = 0; i < opt.iters; ++i) {
+    host::RequestPtr reqs[4];
+    for (int side = 0; side < 2; ++side) {
+      // My left halo comes from my left neighbour's right edge: tag by the sender's side.
+      AUGUR_ASSIGN_OR_RETURN(reqs[side], e.irecv(in[static_cast<std::size_t>(side)].data(), opt.bytes, peer, 1 - side, 0));
+    }
+    compute(opt.compute_us);
+    for (int side = 0; side < 2; ++side) {
+      auto& o = out[static_cast<std::size_t>(side)];
+      o[0] = static_cast<std::byte>(iter0 + i);  // changes every iteration: checked on arrival
+      AUGUR_ASSIGN_OR_RETURN(reqs[2 + side], e.isend(o.data(), opt.bytes, peer, side, 0));
+    }
+    for (auto& r : reqs) AUGUR_RETURN_IF_ERROR(e.wait(r, kTimeoutMs));
+    for (int side = 0; side < 2; ++side) {
+      if (in[static_cast<std::size_t>(side)][0] != static_cast<std::byte>(iter0 + i)) {
+        return Status(Code::kInternal, "halo of iteration " + std::to_string(iter0 + i) + " is wrong");
+      }
+    }
+  }
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
+
+Status run(const std::vector<std::uint16_t>& ports, int rank, const Options& opt) {
+  AUGUR_ASSIGN_OR_RETURN(perf::Engines eng, perf::connect_engines(ports, rank));
+  const std::size_t modes = std::size(perf::kModes);
+  std::vector<std::vector<std::byte>> in(2, std::vector<std::byte>(opt.bytes)), out(2, std::vector<std::byte>(opt.bytes));
+  std::vector<double> secs(modes);
+  std::vector<int> iter0(modes, 0);
+  for (int round = 0; round < opt.rounds; ++round) {
+    for (std::size_t m = 0; m < modes; ++m) {
+      AUGUR_RETURN_IF_ERROR(eng.boot().fence());
+      AUGUR_ASSIGN_OR_RETURN(double s, halo_round(eng.at(m), opt, in, out, iter0[m]));
+      secs[m] += s;
+      iter0[m] += opt.iters;
+    }
+    if (rank == 0) std::fprintf(stderr, "augur-perf-halo: round %d of %d done\n", round + 1, opt.rounds);
+  }
+  AUGUR_RETURN_IF_ERROR(eng.boot().fence());
+  if (rank == 0) {
+    const double n = static_cast<double>(opt.iters) * opt.rounds;
+    std::printf("# halo exchange, 2 ranks, 2 halos of %zu bytes each way per iteration, %d iterations, compute %d us\n",
+                opt.bytes, opt.iters * opt.rounds, opt.compute_us);
+    std::printf("%-10s %10s %8s %8s %14s %10s %10s %10s %10s\n", "mode", "us/iter", "vs_off", "direct%",
+                "copied_B/iter", "pred_hit%", "cred_used", "cred_void", "cred_iss");
+    for (std::size_t m = 0; m < modes; ++m) {
+      const host::EngineCounters& c = eng.at(m).counters();
+      const double got = static_cast<double>(c.direct_msgs + c.bounce_msgs + c.rndv_msgs);
+      const double preds = static_cast<double>(c.pred_hits + c.pred_misses + c.pred_abstains);
+      std::printf("%-10s %10.2f %8.2f %8.1f %14.1f %10.1f %10llu %10llu %10llu\n", perf::mode_name(perf::kModes[m]),
+                  1e6 * secs[m] / n, secs[m] / secs[0], got > 0 ? 100.0 * static_cast<double>(c.direct_msgs) / got : 0.0,
+                  static_cast<double>(c.bytes_copied) / n, preds > 0 ? 100.0 * static_cast<double>(c.pred_hits) / preds : 0.0,
+                  static_cast<unsigned long long>(c.credits_used), static_cast<unsigned long long>(c.credits_revoked),
+                  static_cast<unsigned long long>(c.credits_issued));
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options opt;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool has_value = i + 1 < argc;
+    if (a == "--iters" && has_value) {
+      opt.iters = std::atoi(argv[++i]);
+    } else if (a == "--rounds" && has_value) {
+      opt.rounds = std::atoi(argv[++i]);
+    } else if (a == "--bytes" && has_value) {
+      opt.bytes = std::strtoull(argv[++i], nullptr, 10);
+    } else if (a == "--compute-us" && has_value) {
+      opt.compute_us = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--bytes B] [--compute-us U]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (opt.iters < 1 || opt.rounds < 1 || opt.bytes < 1 || opt.bytes > (1u << 24) || opt.compute_us < 0) {
+    std::fprintf(stderr, "augur-perf-halo: --iters, --rounds, --bytes >= 1 (bytes <= 16 MiB), --compute-us >= 0\n");
+    return 2;
+  }
+  return augur::perf::run_two_ranks("augur-perf-halo", [&](const std::vector<std::uint16_t>& ports, int rank, int) {
+    return run(ports, rank, opt);
+  });
+}
