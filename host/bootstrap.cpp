@@ -397,6 +397,7 @@ TcpBootstrap::~TcpBootstrap() {
 }
 
 Status TcpBootstrap::put(std::string_view key, std::string_view value) {
+  const std::lock_guard lock(mu_);
   AUGUR_RETURN_IF_ERROR(check_key_value(key.size(), value.size()));
   if (++keys_put_ > kMaxKeysPerRank) return Status(Code::kResourceExhausted, "more than 4096 bootstrap keys");
   Bytes p(2 + key.size() + value.size());
@@ -409,6 +410,7 @@ Status TcpBootstrap::put(std::string_view key, std::string_view value) {
 }
 
 Status TcpBootstrap::fence() {
+  const std::lock_guard lock(mu_);
   AUGUR_RETURN_IF_ERROR(write_all(fd_, frame(wire::MsgType::kFence, static_cast<std::uint32_t>(rank_), {})));
   const auto deadline = Clock::now() + timeout_ + std::chrono::seconds(5);  // the server times out first
   Frame f;
@@ -445,6 +447,10 @@ Status TcpBootstrap::fence() {
 }
 
 Status TcpBootstrap::check_alive(int* dead_rank) {
+  // An assist thread asks while the application may be in a fence (which itself reports a dead
+  // rank): never wait for it, just look again next time.
+  const std::unique_lock lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return Status::Ok();
   *dead_rank = last_dead_;
   if (!aborted_.ok()) return aborted_;
   // Between fences the server only ever sends ABORT. Bytes read earlier (with the last
@@ -473,6 +479,7 @@ Status TcpBootstrap::check_alive(int* dead_rank) {
 }
 
 Result<std::string> TcpBootstrap::get(int rank, std::string_view key) const {
+  const std::lock_guard lock(mu_);
   if (rank < 0 || rank >= size_) return Status(Code::kInvalidArgument, "rank " + std::to_string(rank));
   auto it = kv_.find(std::pair<int, std::string>{rank, std::string(key)});
   if (it == kv_.end()) return Status(Code::kNotFound, "rank " + std::to_string(rank) + " put no key '" + std::string(key) + "'");

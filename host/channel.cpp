@@ -190,7 +190,11 @@ std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
   if (!arm.ok() || arm->state != nic::CreditState::kArmed) return std::nullopt;
   std::array<std::byte, nic::kCreditArmOffset> fields{};
   std::memcpy(fields.data(), &e, fields.size());
+#if defined(__SANITIZE_THREAD__)
+  std::atomic_signal_fence(std::memory_order_seq_cst);  // TSan has no fences; only the NIC writes here
+#else
   std::atomic_thread_fence(std::memory_order_acquire);
+#endif
   if (std::atomic_ref<std::uint64_t>(e.arm).load(std::memory_order_relaxed) != before) return std::nullopt;
   Result<nic::CreditEntry> parsed = nic::parse_credit_entry(fields);
   if (!parsed.ok()) return std::nullopt;  // malformed: never used, the receive falls back to bounce

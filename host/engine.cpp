@@ -89,7 +89,7 @@ Engine::~Engine() {
 void Engine::finish(Request& r, Path path, Status st) {
   r.path = path;
   r.status = std::move(st);
-  r.done.store(true, std::memory_order_release);
+  r.done.store(true, std::memory_order_seq_cst);  // seq_cst: see wake_waiters
   ++completions_;
 }
 
@@ -110,9 +110,9 @@ Status Engine::start_assist() {
 }
 
 void Engine::enqueue(Command* c) const {
+  // Dekker with assist_sleep, all seq_cst: push (an exchange), then look; it marks itself
+  // asleep, then looks at the queue. One of the two sees the other.
   commands_.push(c);
-  // Dekker with assist_sleep: push, then look; it marks itself asleep, then looks at the queue.
-  std::atomic_thread_fence(std::memory_order_seq_cst);
   if (assist_sleeping_.load(std::memory_order_seq_cst)) {
     const std::uint64_t one = 1;
     (void)!::write(wake_fd_, &one, sizeof one);
@@ -130,11 +130,10 @@ void Engine::call_in_assist(const std::function<void()>& f) const {
   c->call = f;
   c->call_done = &done;
   enqueue(c);
-  sleepers_.fetch_add(1, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wake_waiters
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);  // Dekker with wake_waiters, all seq_cst
   {
     std::unique_lock lock(sleep_mu_);
-    sleep_cv_.wait(lock, [&] { return done.load(std::memory_order_acquire); });
+    sleep_cv_.wait(lock, [&] { return done.load(std::memory_order_seq_cst); });
   }
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
 }
@@ -156,7 +155,7 @@ bool Engine::run_commands() {
         break;
       case Command::Kind::kCall:
         c->call();
-        c->call_done->store(true, std::memory_order_release);
+        c->call_done->store(true, std::memory_order_seq_cst);
         ++completions_;  // wakes the caller
         break;
     }
@@ -168,7 +167,7 @@ bool Engine::run_commands() {
 void Engine::wake_waiters() {
   if (completions_ == notified_) return;
   notified_ = completions_;
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // the done flags before the look at sleepers
+  // Done flags were stored seq_cst: a waiter that registered too late to be seen here sees them.
   if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
   std::lock_guard lock(sleep_mu_);  // so that no waiter checks its flag and sleeps in between
   sleep_cv_.notify_all();
@@ -210,7 +209,6 @@ void Engine::assist_sleep(int timeout_ms) {
     if (!p.out.empty() && !p.dead) timeout_ms = 1;  // credits may come back by RDMA WRITE alone
   }
   assist_sleeping_.store(true, std::memory_order_seq_cst);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
   // Arm the completion event, then look once more: a completion that came before the arming
   // raised no event.
   bool work = !commands_.empty() || !cq_->request_notify().ok();
@@ -243,11 +241,10 @@ Status Engine::wait_assisted(const RequestPtr& r, int timeout_ms) {
     const auto now = steady_clock::now();
     if (now > deadline) return Status(Code::kTimeout, "request not done within " + std::to_string(timeout_ms) + " ms");
     if (cfg_.wait == WaitPolicy::kSpin || now - start < spin) continue;
-    sleepers_.fetch_add(1, std::memory_order_seq_cst);
-    std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with wake_waiters
+    sleepers_.fetch_add(1, std::memory_order_seq_cst);  // Dekker with wake_waiters, all seq_cst
     {
       std::unique_lock lock(sleep_mu_);
-      sleep_cv_.wait_until(lock, deadline, [&] { return r->done.load(std::memory_order_acquire); });
+      sleep_cv_.wait_until(lock, deadline, [&] { return r->done.load(std::memory_order_seq_cst); });
     }
     sleepers_.fetch_sub(1, std::memory_order_seq_cst);
   }
@@ -374,15 +371,7 @@ Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std
   }
   auto req = std::make_shared<Request>();
   if (assist_) {
-    auto* c = new Command;
-    c->kind = Command::Kind::kSend;
-    c->req = req;
-    c->sbuf = buf;
-    c->len = len;
-    c->peer = dest;
-    c->tag = tag;
-    c->context = context;
-    enqueue(c);
+    enqueue(new Command{{}, Command::Kind::kSend, req, buf, nullptr, len, dest, tag, context, {}, nullptr});
     return req;
   }
   AUGUR_RETURN_IF_ERROR(start_send(req, buf, len, dest, tag, context));
@@ -449,15 +438,7 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
   }
   auto req = std::make_shared<Request>();
   if (assist_) {
-    auto* c = new Command;
-    c->kind = Command::Kind::kRecv;
-    c->req = req;
-    c->rbuf = buf;
-    c->len = len;
-    c->peer = source;
-    c->tag = tag;
-    c->context = context;
-    enqueue(c);
+    enqueue(new Command{{}, Command::Kind::kRecv, req, nullptr, buf, len, source, tag, context, {}, nullptr});
     return req;
   }
   AUGUR_RETURN_IF_ERROR(start_recv(req, buf, len, source, tag, context));

@@ -15,6 +15,13 @@
 #include "augur/host/engine.h"
 #include "ranks.h"
 
+#if defined(__SANITIZE_THREAD__)
+// The ranks are forked from a process that runs the bootstrap server's thread, and start assist
+// threads of their own: TSan supports that when told to (the children never touch the parent's
+// threads' state).
+extern "C" const char* __tsan_default_options() { return "die_after_fork=0"; }
+#endif
+
 namespace augur::host {
 namespace {
 

@@ -1,5 +1,7 @@
-// Runs a job of N ranks as forked processes connected through a BootstrapServer on loopback:
-// each child runs `body(port, rank)` and exits 0 on OK; the test fails for any rank that does not.
+// Runs a job of N ranks as processes connected through a BootstrapServer on loopback: each rank
+// runs `body(port, rank)` and exits 0 on OK; the test fails for any rank that does not. Ranks are
+// fresh processes (fork + exec of this test binary, filtered to the running test), as augurrun
+// starts them: no thread of the parent's is half-inherited (which TSan cannot follow).
 #pragma once
 
 #include <sys/wait.h>
@@ -7,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <string>
 #include <vector>
@@ -21,6 +24,16 @@ namespace augur::host::testing {
   if (!(cond)) return Status(Code::kInternal, std::string(msg))
 
 inline void run_ranks(int n, const std::function<Status(std::uint16_t port, int rank)>& body) {
+  if (const char* me = std::getenv("AUGUR_TEST_RANK")) {  // one rank of a job started below
+    const char* port = std::getenv("AUGUR_TEST_PORT");
+    Status s = port != nullptr ? body(static_cast<std::uint16_t>(std::atoi(port)), std::atoi(me))
+                               : Status(Code::kInvalidArgument, "AUGUR_TEST_PORT not set");
+    if (!s.ok()) std::fprintf(stderr, "rank %s: %s\n", me, s.to_string().c_str());
+    std::fflush(nullptr);
+    _exit(s.ok() ? 0 : 1);
+  }
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  const std::string filter = std::string("--gtest_filter=") + t->test_suite_name() + "." + t->name();
   auto server = BootstrapServer::start(n, "127.0.0.1", 0, std::chrono::seconds(120));
   ASSERT_TRUE(server.ok()) << server.status().to_string();
   std::fflush(nullptr);
@@ -29,10 +42,11 @@ inline void run_ranks(int n, const std::function<Status(std::uint16_t port, int 
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
     if (pid == 0) {
-      Status s = body(server.value()->port(), r);
-      if (!s.ok()) std::fprintf(stderr, "rank %d: %s\n", r, s.to_string().c_str());
-      std::fflush(nullptr);
-      _exit(s.ok() ? 0 : 1);
+      setenv("AUGUR_TEST_RANK", std::to_string(r).c_str(), 1);
+      setenv("AUGUR_TEST_PORT", std::to_string(server.value()->port()).c_str(), 1);
+      execl("/proc/self/exe", "rank", filter.c_str(), "--gtest_brief=1", static_cast<char*>(nullptr));
+      std::perror("exec of the test binary for a rank");
+      _exit(127);
     }
     pids[static_cast<std::size_t>(r)] = pid;
   }

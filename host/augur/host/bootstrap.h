@@ -75,7 +75,7 @@ class BootstrapServer {
   std::thread thread_;  // last: started after everything it uses exists
 };
 
-// A rank's connection to the BootstrapServer.
+// A rank's connection to the BootstrapServer. Thread-safe; check_alive never blocks on the others.
 class TcpBootstrap final : public Bootstrap {
  public:
   static Result<std::unique_ptr<TcpBootstrap>> connect(const std::string& host, std::uint16_t port, int rank, int size,
@@ -103,6 +103,7 @@ class TcpBootstrap final : public Bootstrap {
   Status aborted_;  // sticky once the server said so
   int last_dead_ = -1;  // over the job, bounded like the server's count
   std::map<std::pair<int, std::string>, std::string, std::less<>> kv_;
+  mutable std::mutex mu_;  // the application thread and the engine's assist thread share it
 };
 
 }  // namespace augur::host

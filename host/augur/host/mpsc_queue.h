@@ -16,7 +16,7 @@ class MpscQueue {
 
   void push(T* n) noexcept {
     n->next.store(nullptr, std::memory_order_relaxed);
-    T* prev = head_.exchange(n, std::memory_order_acq_rel);
+    T* prev = head_.exchange(n, std::memory_order_seq_cst);  // seq_cst: the engine's wake-up protocol
     prev->next.store(n, std::memory_order_release);
   }
 
@@ -47,7 +47,7 @@ class MpscQueue {
   // Consumer only: false also while a push is in progress (the consumer then polls again).
   [[nodiscard]] bool empty() const noexcept {
     return tail_ == &stub_ && stub_.next.load(std::memory_order_acquire) == nullptr &&
-           head_.load(std::memory_order_acquire) == &stub_;
+           head_.load(std::memory_order_seq_cst) == &stub_;
   }
 
  private:
