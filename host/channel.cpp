@@ -245,7 +245,7 @@ Result<bool> Channel::try_send_raw_for_test(std::span<const std::byte> bytes) {
   return send_slot(static_cast<std::uint32_t>(bytes.size()));
 }
 
-Status Channel::on_completion(const nic::Completion& c, const std::function<void(const Arrival&)>& deliver) {
+Result<std::optional<Arrival>> Channel::on_completion(const nic::Completion& c) {
   const std::uint64_t kind = c.wr_id >> 32;
   const auto slot = static_cast<std::uint32_t>(c.wr_id & 0xffffffffu);
   if (!c.ok()) {
@@ -253,11 +253,11 @@ Status Channel::on_completion(const nic::Completion& c, const std::function<void
   }
   if (kind == kSend) {
     --outstanding_sends_;
-    return Status::Ok();
+    return std::optional<Arrival>{};
   }
   if (kind == kCredit) {
     --outstanding_credit_writes_;
-    return Status::Ok();
+    return std::optional<Arrival>{};
   }
   if (kind != kRecv || slot >= cfg_.slots) return Status(Code::kInternal, "completion with a foreign wr_id");
   if (c.opcode == nic::WcOpcode::kRecvRdmaWithImm) {
@@ -271,8 +271,7 @@ Status Channel::on_completion(const nic::Completion& c, const std::function<void
     h.length = nic::direct_imm_length(c.imm);
     ++counters_.received;
     counters_.bytes_received += h.length;
-    deliver(Arrival{h, {}, slot});
-    return Status::Ok();
+    return std::optional<Arrival>(Arrival{h, {}, slot});
   }
   const std::span<const std::byte> bytes(recv_ring_.data() + std::size_t{slot} * slot_bytes_, c.byte_len);
   const nic::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_};
@@ -298,8 +297,7 @@ Status Channel::on_completion(const nic::Completion& c, const std::function<void
   ++next_seq_in_;
   ++counters_.received;
   counters_.bytes_received += h->length;
-  deliver(Arrival{h.value(), bytes.subspan(sizeof(nic::MsgHeader)), slot});
-  return Status::Ok();
+  return std::optional<Arrival>(Arrival{h.value(), bytes.subspan(sizeof(nic::MsgHeader)), slot});
 }
 
 Status Channel::release(std::uint32_t slot) {

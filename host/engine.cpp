@@ -1,5 +1,6 @@
 #include "augur/host/engine.h"
 
+#include <malloc.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -144,7 +145,8 @@ bool Engine::run_commands() {
     any = true;
     switch (c->kind) {
       case Command::Kind::kSend:
-        if (Status st = start_send(c->req, c->sbuf, c->len, c->peer, c->tag, c->context); !st.ok() && !c->req->done) {
+        if (Status st = start_send(c->req, c->sbuf, c->len, c->peer, c->tag, c->context, c->synchronous);
+            !st.ok() && !c->req->done) {
           finish(*c->req, Path::kNone, st);
         }
         break;
@@ -301,7 +303,16 @@ nic::RegCacheCounters Engine::rcache_sum() const {
   return c;
 }
 
+void keep_heap_mapped() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    mallopt(M_MMAP_MAX, 0);
+    mallopt(M_TRIM_THRESHOLD, -1);
+  });
+}
+
 Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConfig& cfg) {
+  keep_heap_mapped();
   std::unique_ptr<Engine> e(new Engine(boot, cfg));
   AUGUR_ASSIGN_OR_RETURN(nic::EndpointOptions opt, nic::endpoint_options_from_settings());
   AUGUR_ASSIGN_OR_RETURN(nic::Context ctx, nic::Context::open(opt.device));
@@ -361,7 +372,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   return e;
 }
 
-Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context) {
+Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
+                                 bool synchronous) {
   if (dest < 0 || dest >= size_) return Status(Code::kInvalidArgument, "destination rank " + std::to_string(dest));
   if (tag < 0) return Status(Code::kInvalidArgument, "negative tag " + std::to_string(tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null send buffer with a non-zero count");
@@ -371,15 +383,15 @@ Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std
   }
   auto req = std::make_shared<Request>();
   if (assist_) {
-    enqueue(new Command{{}, Command::Kind::kSend, req, buf, nullptr, len, dest, tag, context, {}, nullptr});
+    enqueue(new Command{{}, Command::Kind::kSend, req, buf, nullptr, len, dest, tag, context, {}, nullptr, synchronous});
     return req;
   }
-  AUGUR_RETURN_IF_ERROR(start_send(req, buf, len, dest, tag, context));
+  AUGUR_RETURN_IF_ERROR(start_send(req, buf, len, dest, tag, context, synchronous));
   return req;
 }
 
 Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag,
-                          std::uint32_t context) {
+                          std::uint32_t context, bool synchronous) {
   if (dest == rank_) {  // matched locally, from a copy: the send completes at once
     Incoming in{};
     in.peer = rank_;
@@ -387,6 +399,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
     in.length = len;
     in.self_copy.assign(static_cast<const std::byte*>(buf), static_cast<const std::byte*>(buf) + len);
     in.payload = in.self_copy;
+    if (synchronous) in.self_sender = req;
     ++counters_.self_msgs;
     auto r = match_.arrive({context, rank_, tag}, std::move(in));
     if (r) {
@@ -399,6 +412,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
       AUGUR_RETURN_IF_ERROR(match_and_start(*r, again, tag));
     } else {
       ++counters_.unexpected_msgs;
+      if (synchronous) return Status::Ok();  // completes when a receive takes it
     }
     finish(*req, Path::kSelf);
     return Status::Ok();
@@ -410,15 +424,17 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   m.tag = tag;
   m.length = static_cast<std::uint32_t>(len);
   m.req = req;
-  if (len <= cfg_.eager_limit) {
+  if (len <= cfg_.eager_limit && !synchronous) {
     m.type = nic::MsgType::kEager;
     m.user = buf;
   } else {
     m.type = nic::MsgType::kRts;
-    AUGUR_ASSIGN_OR_RETURN(m.pin, send_cache_->acquire(buf, len));
     nic::RemoteBuffer rb;
-    rb.addr = reinterpret_cast<std::uintptr_t>(buf);
-    rb.rkey = m.pin.rkey();
+    if (len > 0) {
+      AUGUR_ASSIGN_OR_RETURN(m.pin, send_cache_->acquire(buf, len));
+      rb.addr = reinterpret_cast<std::uintptr_t>(buf);
+      rb.rkey = m.pin.rkey();
+    }
     rb.length = len;
     m.body.resize(sizeof(nic::RemoteBuffer));
     nic::encode(rb, std::span<std::byte, sizeof(nic::RemoteBuffer)>(m.body.data(), m.body.size()));
@@ -713,6 +729,7 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
     counters_.bytes_copied += n;
     const bool self = msg.peer == rank_;
     if (!self) AUGUR_RETURN_IF_ERROR(peers_[static_cast<std::size_t>(msg.peer)].ch->release(msg.slot));
+    if (msg.self_sender) finish(*msg.self_sender, Path::kSelf);
     finish(r, self ? Path::kSelf : Path::kBounce, st);
     return Status::Ok();
   }
@@ -938,7 +955,12 @@ Status Engine::progress_once() {
         st = start_reads(peer);
       }
     } else {
-      st = p.ch->on_completion(c, [&](const Arrival& a) { deliver(peer, a); });
+      Result<std::optional<Arrival>> a = p.ch->on_completion(c);
+      if (!a.ok()) {
+        st = a.status();
+      } else if (a->has_value()) {
+        deliver(peer, **a);
+      }
     }
     if (!st.ok()) {
       if (st.code() != Code::kProtocol) st = fail_peer(peer, st.context("rank " + std::to_string(peer)));

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <string>
 
+#include <string_view>
+
 #include "shim.h"
 
 namespace augur::mpi {
@@ -31,7 +33,7 @@ void set_status_empty(MPI_Status* st) {
 }
 
 Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
-               std::uint32_t ctx) {
+               std::uint32_t ctx, bool synchronous) {
   r.kind = ReqKind::kSend;
   r.type = t;
   r.comm = c;
@@ -49,7 +51,8 @@ Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, in
     pack(buf, count, *t, r.tmp.data());
     data = r.tmp.data();
   }
-  auto er = S().engine->isend(data, static_cast<std::size_t>(n), c->world[static_cast<std::size_t>(peer)], tag, ctx);
+  auto er = S().engine->isend(data, static_cast<std::size_t>(n), c->world[static_cast<std::size_t>(peer)], tag, ctx,
+                              synchronous);
   if (!er.ok()) return from_status(er.status());
   r.er = std::move(er.value());
   return ok();
@@ -210,12 +213,12 @@ MPI_Comm handle_of(const CommPtr& c) {
 
 Err isend_common(const char* mode, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                  MPI_Request* request) {
-  (void)mode;
+  const bool synchronous = std::string_view(mode) == "synchronous";
   AUGUR_ERR_RETURN(check_p2p(buf, count, dt, dest, tag, comm, false));
   if (request == nullptr) return err(MPI_ERR_ARG, "null request pointer");
   auto r = std::make_shared<Req>();
   CommPtr c = comm_ptr(comm);
-  AUGUR_ERR_RETURN(start_send(*r, buf, count, type_ptr(dt), dest, tag, c, c->p2p_ctx()));
+  AUGUR_ERR_RETURN(start_send(*r, buf, count, type_ptr(dt), dest, tag, c, c->p2p_ctx(), synchronous));
   *request = new_req(std::move(r));
   return ok();
 }
@@ -290,8 +293,8 @@ AUGUR_MPI_FN(int, Isend,
   return MPI_SUCCESS;
 }
 
-// Synchronous and ready modes use the standard protocol (docs/mpi.md: the engine has no
-// synchronous eager mode; rendezvous-sized messages are synchronous anyway).
+// Synchronous mode always goes by rendezvous (the receiver's FIN completes it); ready mode uses
+// the standard protocol, which is valid for it.
 AUGUR_MPI_FN(int, Issend,
              (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request),
              (buf, count, datatype, dest, tag, comm, request)) {
@@ -318,7 +321,8 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype datat
   AUGUR_MPI_CHECK(comm, fn, check_p2p(buf, count, datatype, dest, tag, comm, false));
   Req r;
   CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, start_send(r, buf, count, type_ptr(datatype), dest, tag, c, c->p2p_ctx()));
+  AUGUR_MPI_CHECK(comm, fn,
+                  start_send(r, buf, count, type_ptr(datatype), dest, tag, c, c->p2p_ctx(), std::string_view(fn) == "MPI_Ssend"));
   AUGUR_MPI_CHECK(comm, fn, wait_req(r));
   AUGUR_MPI_CHECK(comm, fn, req_finish(r, MPI_STATUS_IGNORE));
   return MPI_SUCCESS;
@@ -837,6 +841,7 @@ AUGUR_MPI_FN(int, Ssend_init,
              (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request),
              (buf, count, datatype, dest, tag, comm, request)) {
   AUGUR_MPI_CHECK(comm, "MPI_Ssend_init", persistent(ReqKind::kSend, buf, count, datatype, dest, tag, comm, request));
+  req_of(*request)->synchronous = true;
   return MPI_SUCCESS;
 }
 
@@ -858,7 +863,8 @@ AUGUR_MPI_FN(int, Start, (MPI_Request * request), (request)) {
   if (r->active) return raise(comm, "MPI_Start", err(MPI_ERR_REQUEST, "request is already active"));
   const std::uint32_t ctx = r->comm->p2p_ctx();
   if (r->kind == ReqKind::kSend) {
-    AUGUR_MPI_CHECK(comm, "MPI_Start", start_send(*r, r->sbuf, r->count, r->type, r->peer, r->tag, r->comm, ctx));
+    AUGUR_MPI_CHECK(comm, "MPI_Start",
+                    start_send(*r, r->sbuf, r->count, r->type, r->peer, r->tag, r->comm, ctx, r->synchronous));
   } else {
     AUGUR_MPI_CHECK(comm, "MPI_Start", start_recv(*r, r->rbuf, r->count, r->type, r->peer, r->tag, r->comm, ctx));
   }

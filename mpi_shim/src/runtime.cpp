@@ -298,12 +298,8 @@ Err init_job(int required, int* provided) {
     if (!b.ok()) return from_status(b.status().context("bootstrap (AUGUR_BOOTSTRAP)"));
     s.boot = std::move(b.value());
   }
-  // The registration cache keeps buffers registered after the program frees them; it has no
-  // hook on free/munmap. Memory that glibc returned to the kernel and mapped again at the same
-  // address would be new pages behind a stale registration (RDMA into the old ones). Keeping
-  // the heap mapped (no mmap'd chunks, no trimming) makes a reused address the same pages.
-  mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, -1);
+  // Before any buffer of the program's exists: keep the heap mapped (host::keep_heap_mapped).
+  augur::host::keep_heap_mapped();
   auto cfg = augur::host::engine_config_from_settings();
   if (!cfg.ok()) return from_status(cfg.status());
   s.keepalive_ns = static_cast<std::int64_t>(cfg.value().keepalive_ms) * 1'000'000;

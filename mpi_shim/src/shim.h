@@ -104,6 +104,7 @@ struct Req {
   bool persistent = false;
   bool active = false;
   const void* sbuf = nullptr;
+  bool synchronous = false;  // persistent MPI_Ssend_init
   int peer = 0;  // comm rank (or ANY_SOURCE / PROC_NULL)
   int tag = 0;
   bool freed = false;  // MPI_Request_free on an active request: completes in the background
@@ -190,9 +191,10 @@ Err progress_once();
 Err wait_engine(const host::RequestPtr& r);
 
 // Starts a send/receive of `count` copies of `t`; `peer` is a comm rank (or PROC_NULL /
-// ANY_SOURCE); `ctx` the engine context.
+// ANY_SOURCE); `ctx` the engine context. `synchronous`: MPI_Ssend semantics (completes once
+// the receiver has matched it).
 Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
-               std::uint32_t ctx);
+               std::uint32_t ctx, bool synchronous = false);
 Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
                std::uint32_t ctx);
 // Is it done (after progress)? Completing unpacks and fills `st` (may be STATUS_IGNORE).

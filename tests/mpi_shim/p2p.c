@@ -1,7 +1,8 @@
 /* Point-to-point semantics through augur's MPI: sizes across the eager/rendezvous boundary with
  * guard bytes, wildcards and non-overtaking, the completion functions, probe and Get_count,
  * truncation (MPI_ERR_TRUNCATE, nothing written past the buffer), PROC_NULL, self messages,
- * Sendrecv(_replace), persistent requests, buffered mode, cancel, Request_free. Any rank count. */
+ * Sendrecv(_replace), persistent requests, buffered mode, cancel, Request_free, synchronous mode.
+ * Any rank count. */
 #include <string.h>
 
 #include "check.h"
@@ -266,6 +267,37 @@ static void cancel_and_free(void) {
   CHECK(got == left + 7, "issend");
 }
 
+/* A synchronous send completes only once its receive has matched it: rank 0's Issend of a
+ * few bytes stays incomplete, however long it is tested, until rank 1 posts the receive, which
+ * rank 1 does only after rank 0 has stopped testing. Also to oneself, and persistent. */
+static void synchronous_mode(void) {
+  if (g_size >= 2 && g_rank < 2) {
+    int x = 42, go = 1, flag = 0;
+    MPI_Request r;
+    if (g_rank == 0) {
+      CHECK(MPI_Issend(&x, 1, MPI_INT, 1, 77, MPI_COMM_WORLD, &r) == MPI_SUCCESS, "issend");
+      for (int i = 0; i < 2000 && !flag; ++i) CHECK(MPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS, "test");
+      CHECK(flag == 0, "MPI_Issend completed before its receive was posted");
+      CHECK(MPI_Send(&go, 1, MPI_INT, 1, 78, MPI_COMM_WORLD) == MPI_SUCCESS, "go");
+      CHECK(MPI_Wait(&r, MPI_STATUS_IGNORE) == MPI_SUCCESS, "wait issend");
+      CHECK(MPI_Ssend(&x, 0, MPI_INT, 1, 79, MPI_COMM_WORLD) == MPI_SUCCESS, "zero-byte ssend");
+    } else {
+      int got = 0;
+      CHECK(MPI_Recv(&go, 1, MPI_INT, 0, 78, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS, "recv go");
+      CHECK(MPI_Recv(&got, 1, MPI_INT, 0, 77, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS, "recv ssend");
+      CHECK(got == 42, "synchronous message carried %d", got);
+      CHECK(MPI_Recv(&got, 0, MPI_INT, 0, 79, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS, "recv zero-byte");
+    }
+  }
+  int a = g_rank, b = -1, flag = 0;
+  MPI_Request s;
+  CHECK(MPI_Issend(&a, 1, MPI_INT, g_rank, 5, MPI_COMM_WORLD, &s) == MPI_SUCCESS, "issend to self");
+  CHECK(MPI_Test(&s, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag == 0, "issend to self done before its receive");
+  CHECK(MPI_Recv(&b, 1, MPI_INT, g_rank, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS && b == g_rank, "self");
+  CHECK(MPI_Wait(&s, MPI_STATUS_IGNORE) == MPI_SUCCESS, "wait issend to self");
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
   sizes_between_all_pairs();
@@ -277,5 +309,6 @@ int main(int argc, char** argv) {
   persistent();
   buffered();
   cancel_and_free();
+  synchronous_mode();
   return finish("p2p");
 }

@@ -55,12 +55,13 @@ Status progress(Side& s, const std::function<void(const Arrival&)>& deliver, Sta
   nic::Completion c[16];
   AUGUR_ASSIGN_OR_RETURN(std::size_t n, s.cq.poll(c));
   for (std::size_t i = 0; i < n; ++i) {
-    Status st = s.ch->on_completion(c[i], deliver);
-    if (st.code() == Code::kProtocol && protocol_error) {
-      *protocol_error = st;
+    Result<std::optional<Arrival>> a = s.ch->on_completion(c[i]);
+    if (!a.ok() && a.status().code() == Code::kProtocol && protocol_error) {
+      *protocol_error = a.status();
       continue;
     }
-    AUGUR_RETURN_IF_ERROR(st);
+    AUGUR_RETURN_IF_ERROR(a.status());
+    if (a->has_value()) deliver(**a);
   }
   if (n == 0) AUGUR_RETURN_IF_ERROR(s.ch->flush_credits());
   return Status::Ok();

@@ -186,6 +186,36 @@ TEST(Engine, ThreeRanksPointToPointPredictedSteering) {
   run_ranks(kRanks, [](std::uint16_t port, int rank) { return rank_main(port, rank, Steering::kPredicted); });
 }
 
+// Big and misaligned: 64 MiB each way by rendezvous, and sizes around the eager limit at odd
+// offsets in both buffers (direct placement, bounce and rendezvous), every byte checked.
+Status large_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect("127.0.0.1", port, rank, 2, 120s));
+  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kPosted}));
+  const int peer = 1 - rank;
+  const std::vector<std::pair<std::size_t, std::size_t>> cases = {
+      {std::size_t{64} << 20, 0}, {kEager - 1, 1}, {kEager, 3}, {kEager + 1, 7}, {(std::size_t{3} << 20) + 5, 5}};
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const auto [n, off] = cases[i];
+    std::vector<std::byte> out(n + off), in(n + off + 64, std::byte{0xcc});
+    for (std::size_t k = 0; k < n; ++k) out[off + k] = byte_of(rank, peer, n, k);
+    const auto tag = static_cast<std::int32_t>(i);
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->irecv(in.data() + off, n, peer, tag, 9));
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e->isend(out.data() + off, n, peer, tag, 9));
+    AUGUR_RETURN_IF_ERROR(e->wait(s, 600'000));
+    AUGUR_RETURN_IF_ERROR(e->wait(r, 600'000));
+    CHECK(r->length == n, "length of " + std::to_string(n));
+    for (std::size_t k = 0; k < off; ++k) CHECK(in[k] == std::byte{0xcc}, "written before the buffer");
+    for (std::size_t k = 0; k < n; ++k) {
+      CHECK(in[off + k] == byte_of(peer, rank, n, k), "size " + std::to_string(n) + ": byte " + std::to_string(k));
+    }
+    for (std::size_t k = off + n; k < in.size(); ++k) CHECK(in[k] == std::byte{0xcc}, "written past the buffer");
+    CHECK(n <= kEager || r->path == Path::kRendezvous, "large message not by rendezvous");
+  }
+  return boot->fence();
+}
+
+TEST(Engine, SixtyFourMiBAndMisalignedBuffers) { run_ranks(2, large_main); }
+
 // The same with a communication-assist thread running the protocols: application calls only
 // hand it commands, waits sleep on the request.
 TEST(Engine, ThreeRanksPointToPointWithAssistThread) {

@@ -12,7 +12,6 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -104,11 +103,11 @@ class Channel {
   static constexpr std::uint64_t kReadKind = 4;
   static constexpr std::uint32_t kInlineBytes = 128;  // messages this small (header included) go inline
   static constexpr std::uint32_t kMaxReads = 16;  // reads in flight per channel (send queue room)
-  // Handles one completion of this channel's QP. An arrival is passed to `deliver`; a malformed
-  // header is a kProtocol error and its slot is released without delivery. A direct write
+  // Handles one completion of this channel's QP and returns the arrival it carries, if any; a
+  // malformed header is a kProtocol error and its slot is released without delivery. A direct write
   // arrives as a header of type kDirect with context = credit slot and length from the
   // immediate, and an empty payload.
-  Status on_completion(const nic::Completion& c, const std::function<void(const Arrival&)>& deliver);
+  Result<std::optional<Arrival>> on_completion(const nic::Completion& c);
   // Gives a slot back to the peer (reposts it; credits flow back in batches).
   Status release(std::uint32_t slot);
   // Writes any freed count not yet sent (call when idle, so a quiet receiver never stalls a sender).

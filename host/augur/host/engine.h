@@ -94,6 +94,15 @@ struct EngineConfig {
   int assist_core = -1;                   // logical core for the assist thread; -1: near the adapter
 };
 
+// The registration caches keep buffers registered after the program frees them (that is what
+// makes them pay), with no hook on free/munmap: memory that glibc returned to the kernel and
+// mapped again at the same address would be new pages behind a stale registration, and RDMA
+// would go to the old ones. Like Open MPI's leave-pinned mode, augur keeps the heap mapped instead
+// (no mmap'd chunks, no trimming), so a reused heap address is the same pages. Engine::create
+// calls it; call it earlier (MPI_Init does) so that no buffer predates it. Memory the program
+// maps and unmaps itself is not covered (docs/runtime.md).
+void keep_heap_mapped();
+
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
 // AUGUR_ASSIST, AUGUR_ASSIST_CORE.
@@ -129,7 +138,10 @@ class Engine {
   Engine& operator=(const Engine&) = delete;
 
   // The buffer must stay valid and unchanged until the request is done (MPI semantics).
-  Result<RequestPtr> isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context);
+  // `synchronous` (MPI_Ssend): the request completes only once the receiver has matched the
+  // message, so every size goes by rendezvous (the FIN says so).
+  Result<RequestPtr> isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
+                           bool synchronous = false);
   Result<RequestPtr> irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
   // Runs progress until `r` is done or `timeout_ms` passes (kTimeout); returns r's status.
   Status wait(const RequestPtr& r, int timeout_ms);
@@ -181,6 +193,7 @@ class Engine {
     nic::RemoteBuffer remote;             // RTS: where the data is
     std::uint32_t seq;                    // RTS: answered by FIN
     std::size_t length;
+    RequestPtr self_sender;               // a synchronous send to oneself: completes when matched
   };
   struct OutMsg {
     nic::MsgType type;
@@ -249,10 +262,12 @@ class Engine {
     std::uint32_t context = 0;
     std::function<void()> call;          // kCall: run on the assist thread
     std::atomic<bool>* call_done = nullptr;
+    bool synchronous = false;            // kSend
   };
 
   Engine(Bootstrap& boot, const EngineConfig& cfg);
-  Status start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context);
+  Status start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
+                    bool synchronous);
   Status start_recv(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
   bool do_cancel(const RequestPtr& r);
   void finish(Request& r, Path path, Status st = Status::Ok());
