@@ -130,7 +130,11 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
   std::vector<std::byte> tx(max, std::byte{1}), rx(max);
   const std::size_t modes = std::size(perf::kModes);
   if (initiator) {
+    const host::EngineConfig& cfg = eng.at(0).config();
     std::printf("# half round trip, median over %d rounds x %d iterations (us); ratios to raw verbs\n", opt.rounds, opt.iters);
+    std::printf("# engine: AUGUR_WAIT=%s AUGUR_SPIN_US=%u, assist thread %s, eager limit %u\n",
+                cfg.wait == host::WaitPolicy::kSpin ? "spin" : cfg.wait == host::WaitPolicy::kBlock ? "block" : "hybrid",
+                cfg.spin_us, eng.at(0).assist_placement() != nullptr ? "on" : "off", cfg.eager_limit);
     std::printf("# direct%%: messages the initiator received by direct placement\n");
     std::printf("%8s %10s %10s %10s %10s %8s %8s %8s %8s %8s\n", "#bytes", "raw_verbs", "off", "posted", "predicted",
                 "off/raw", "post/raw", "pred/raw", "direct%", "pdirect%");

@@ -85,7 +85,7 @@ struct EngineConfig {
   std::uint32_t predict_depth = 2;        // predicted receives credited ahead (top-k)
   bool stats = false;                     // print the augur-stats line when the engine ends
   WaitPolicy wait = WaitPolicy::kHybrid;
-  std::uint32_t spin_us = 50;             // kHybrid: idle polling before sleeping
+  std::uint32_t spin_us = 1000;           // kHybrid: idle polling before sleeping
   // A communication-assist thread runs the protocols (polls the CQ, matches, answers peers)
   // while the application computes; application calls hand it commands through a lock-free
   // queue. Off: the calling thread makes progress in wait/test/progress.
