@@ -23,7 +23,7 @@ constexpr std::array kSettings{
     Setting{"AUGUR_STATS", "0", "1: print one augur-stats line per rank on stderr when the runtime ends"},
     Setting{"AUGUR_WAIT", "hybrid", "how a waiting call waits: spin (poll the CQ), block (sleep until a completion), hybrid (poll, then sleep)"},
     Setting{"AUGUR_SPIN_US", "1000", "hybrid: microseconds of polling without progress before sleeping (longer than a round trip, or every wait sleeps)"},
-    Setting{"AUGUR_ASSIST", "auto", "communication-assist thread: on, off, or auto (on when the host has two cores per local rank)"},
+    Setting{"AUGUR_ASSIST", "auto", "communication-assist thread: on, off, or auto (on when the host has at least 4 cores and two per local rank)"},
     Setting{"AUGUR_ASSIST_CORE", "-1", "logical core (hwloc) for the assist thread; -1: near the adapter, off the application's cores"},
     Setting{"AUGUR_KEEPALIVE_MS", "1000", "while waiting, check this often whether a rank died (ms), so a dead peer is reported, not waited for"},
     Setting{"AUGUR_RCACHE_MAX_BYTES", "1073741824", "bound on memory the registration cache keeps registered (bytes)"},

@@ -90,7 +90,7 @@ struct EngineConfig {
   // while the application computes; application calls hand it commands through a lock-free
   // queue. Off: the calling thread makes progress in wait/test/progress.
   enum class Assist : std::uint8_t { kOff, kOn, kAuto } assist = Assist::kOff;  // kAuto: on when this
-  // host has at least two cores per rank of the job running on it (else the threads would fight)
+  // host has at least 4 cores and two per rank of the job running on it (else the threads fight)
   int assist_core = -1;                   // logical core for the assist thread; -1: near the adapter
 };
 
