@@ -2,6 +2,8 @@
 
 #include <hwloc.h>
 
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdlib>
 
@@ -20,11 +22,13 @@ struct BitmapDeleter {
 using Topology = std::unique_ptr<hwloc_topology, TopologyDeleter>;
 using Bitmap = std::unique_ptr<hwloc_bitmap_s, BitmapDeleter>;
 
-Result<Topology> load_topology() {
+// With `io`, hwloc also discovers PCI devices (adapters are I/O objects); that loads its PCI
+// plugin, so it is asked for only when the adapter has a PCI device behind it.
+Result<Topology> load_topology(bool io) {
   hwloc_topology_t t = nullptr;
   if (hwloc_topology_init(&t) != 0) return Status(Code::kInternal, "hwloc_topology_init failed");
   Topology topo(t);
-  hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);  // adapters are I/O objects
+  if (io) hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
   if (hwloc_topology_load(t) != 0) return Status(Code::kInternal, "hwloc_topology_load failed");
   return topo;
 }
@@ -40,7 +44,9 @@ std::string list_of(hwloc_const_bitmap_t set) {
 }  // namespace
 
 Result<Placement> choose_assist_core(std::string_view device, int requested_core) {
-  AUGUR_ASSIGN_OR_RETURN(Topology topo, load_topology());
+  // A soft device (rxe) has no `device` link in sysfs: no PCI locality to find.
+  const bool pci = ::access(("/sys/class/infiniband/" + std::string(device) + "/device").c_str(), F_OK) == 0;
+  AUGUR_ASSIGN_OR_RETURN(Topology topo, load_topology(pci));
   hwloc_topology_t t = topo.get();
   const int cores = hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_CORE);
   if (cores <= 0) return Status(Code::kInternal, "hwloc finds no cores");
@@ -93,7 +99,7 @@ Result<Placement> choose_assist_core(std::string_view device, int requested_core
 }
 
 Status bind_this_thread(const Placement& p) {
-  AUGUR_ASSIGN_OR_RETURN(Topology topo, load_topology());
+  AUGUR_ASSIGN_OR_RETURN(Topology topo, load_topology(false));
   hwloc_obj_t c = hwloc_get_obj_by_type(topo.get(), HWLOC_OBJ_CORE, static_cast<unsigned>(p.core));
   if (c == nullptr) return Status(Code::kInvalidArgument, "no core " + std::to_string(p.core));
   if (hwloc_set_cpubind(topo.get(), c->cpuset, HWLOC_CPUBIND_THREAD) != 0) {
