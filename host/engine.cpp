@@ -207,29 +207,10 @@ void Engine::assist_main() {
 }
 
 void Engine::assist_sleep(int timeout_ms) {
-  for (const Peer& p : peers_) {
-    if (!p.out.empty() && !p.dead) timeout_ms = 1;  // credits may come back by RDMA WRITE alone
-  }
+  // Dekker with enqueue: say so, then look at the queue; a producer that missed the flag has
+  // already pushed, and the look sees it.
   assist_sleeping_.store(true, std::memory_order_seq_cst);
-  // Arm the completion event, then look once more: a completion that came before the arming
-  // raised no event.
-  bool work = !commands_.empty() || !cq_->request_notify().ok();
-  if (!work) {
-    (void)progress_once();
-    work = idle_polls_ == 0;
-  }
-  if (work) {
-    assist_sleeping_.store(false, std::memory_order_relaxed);
-    return;
-  }
-  pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
-  if (::poll(fds, 2, timeout_ms) > 0) {
-    if ((fds[0].revents & POLLIN) != 0) (void)cq_->consume_event(*events_);
-    if ((fds[1].revents & POLLIN) != 0) {
-      std::uint64_t n = 0;
-      (void)!::read(wake_fd_, &n, sizeof n);
-    }
-  }
+  if (commands_.empty()) (void)sleep_for_completion(timeout_ms);
   assist_sleeping_.store(false, std::memory_order_seq_cst);
 }
 
@@ -793,8 +774,10 @@ Status Engine::push_sends(int peer) {
     const std::uint32_t seq = p.ch->next_seq();
     std::span<const std::byte> body = m.body;
     if (m.type == nic::MsgType::kEager) body = {static_cast<const std::byte*>(m.user), m.length};
-    const bool data = m.type == nic::MsgType::kEager || m.type == nic::MsgType::kRts;
-    if (m.type == nic::MsgType::kEager && cfg_.steering != Steering::kOff) {
+    // Only a sender that may use credits needs to know what it sent last per envelope.
+    const bool steering = cfg_.steering != Steering::kOff;
+    const bool data = steering && (m.type == nic::MsgType::kEager || m.type == nic::MsgType::kRts);
+    if (m.type == nic::MsgType::kEager && steering) {
       if (auto credit = usable_credit(p, m)) {
         AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send_direct(credit->first, credit->second, body));
         if (!sent) break;
@@ -1026,15 +1009,23 @@ Status Engine::wait(const RequestPtr& r, int timeout_ms) {
 Status Engine::sleep_for_completion(int timeout_ms) {
   for (const Peer& p : peers_) {
     // Queued sends wait for credits, which a peer may return by RDMA WRITE alone: no completion
-    // would wake us. Keep polling then (rare: a flood against a holding receiver).
-    if (!p.out.empty() && !p.dead) return Status::Ok();
+    // would wake us, so sleep briefly (rare: a flood against a holding receiver).
+    if (!p.out.empty() && !p.dead) timeout_ms = std::min(timeout_ms, 1);
   }
   AUGUR_RETURN_IF_ERROR(cq_->request_notify());
   // A completion that arrived before the request raised no event: look once more.
   AUGUR_RETURN_IF_ERROR(progress_once());
   if (idle_polls_ == 0) return Status::Ok();
-  Status st = cq_->wait_event(*events_, timeout_ms);
-  return st.code() == Code::kTimeout ? Status::Ok() : st;
+  // The assist thread is also woken by commands (wake_fd_); an application thread only by the CQ.
+  pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  const int rc = ::poll(fds, assist_ ? 2 : 1, timeout_ms);
+  if (rc < 0 && errno != EINTR) return errno_status(errno, "poll(completion channel)");
+  if (rc > 0 && (fds[0].revents & POLLIN) != 0) AUGUR_RETURN_IF_ERROR(cq_->consume_event(*events_));
+  if (rc > 0 && assist_ && (fds[1].revents & POLLIN) != 0) {
+    std::uint64_t n = 0;
+    (void)!::read(wake_fd_, &n, sizeof n);
+  }
+  return Status::Ok();
 }
 
 Result<bool> Engine::test(const RequestPtr& r) {
