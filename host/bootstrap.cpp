@@ -17,6 +17,7 @@
 
 #include "augur/settings.h"
 #include "bootstrap_wire.h"
+#include "tcp.h"
 
 namespace augur::host {
 
@@ -35,16 +36,7 @@ Bytes frame(wire::MsgType type, std::uint32_t rank, const Bytes& payload) {
   return out;
 }
 
-Status write_all(int fd, const Bytes& b) {
-  std::size_t off = 0;
-  while (off < b.size()) {
-    ssize_t w = ::send(fd, b.data() + off, b.size() - off, MSG_NOSIGNAL);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) return errno_status(errno, "bootstrap send");
-    off += static_cast<std::size_t>(w);
-  }
-  return Status::Ok();
-}
+Status write_all(int fd, const Bytes& b) { return tcp::write_all(fd, b, "bootstrap"); }
 
 struct Frame {
   wire::MsgType type;
@@ -69,16 +61,7 @@ Result<bool> take_frame(Bytes& in, Frame& out) {
 }
 
 // Reads whatever is available (after poll said so); 0 bytes read means the peer closed.
-Result<std::size_t> read_some(int fd, Bytes& in) {
-  unsigned char buf[65536];
-  for (;;) {
-    ssize_t r = ::recv(fd, buf, sizeof buf, 0);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) return errno_status(errno, "bootstrap recv");
-    in.insert(in.end(), buf, buf + r);
-    return static_cast<std::size_t>(r);
-  }
-}
+Result<std::size_t> read_some(int fd, Bytes& in) { return tcp::read_some(fd, in, "bootstrap"); }
 
 struct Entry {
   std::uint32_t rank;
@@ -119,24 +102,8 @@ BootstrapServer::BootstrapServer(int size, int listen_fd, std::uint16_t port, st
 Result<std::unique_ptr<BootstrapServer>> BootstrapServer::start(int size, const std::string& bind_addr, std::uint16_t port,
                                                                 std::chrono::milliseconds timeout) {
   if (size < 1 || size > kMaxRanks) return Status(Code::kInvalidArgument, "job size " + std::to_string(size));
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(port);
-  if (inet_pton(AF_INET, bind_addr.c_str(), &sa.sin_addr) != 1) {
-    return Status(Code::kInvalidArgument, "bootstrap bind address '" + bind_addr + "' is not an IPv4 address");
-  }
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno_status(errno, "socket");
-  int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 128) != 0) {
-    Status s = errno_status(errno, "bootstrap bind/listen on " + bind_addr + ":" + std::to_string(port));
-    ::close(fd);
-    return s;
-  }
-  socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  std::unique_ptr<BootstrapServer> srv(new BootstrapServer(size, fd, ntohs(sa.sin_port), timeout));
+  AUGUR_ASSIGN_OR_RETURN(tcp::Listener l, tcp::listen(bind_addr, port, "bootstrap"));
+  std::unique_ptr<BootstrapServer> srv(new BootstrapServer(size, l.fd, l.port, timeout));
   if (::pipe2(srv->wake_fd_, O_CLOEXEC) != 0) return errno_status(errno, "pipe2");
   srv->thread_ = std::thread([s = srv.get()] { s->run(); });
   return srv;
@@ -340,36 +307,12 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::connect(const std::string& h
   if (size < 1 || size > kMaxRanks || rank < 0 || rank >= size) {
     return Status(Code::kInvalidArgument, "rank " + std::to_string(rank) + " of a job of " + std::to_string(size));
   }
-  addrinfo hints{};
-  hints.ai_family = AF_INET;
-  hints.ai_socktype = SOCK_STREAM;
-  addrinfo* res = nullptr;
-  if (int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &res); rc != 0) {
-    return Status(Code::kNotFound, "bootstrap host '" + host + "': " + gai_strerror(rc));
-  }
-  sockaddr_in sa{};
-  std::memcpy(&sa, res->ai_addr, sizeof sa);
-  ::freeaddrinfo(res);
-  const auto deadline = Clock::now() + timeout;
-  for (;;) {  // the server may not be listening yet
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return errno_status(errno, "socket");
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
-      int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-      Bytes hello(4);
-      wire::put_u32(hello.data(), static_cast<std::uint32_t>(size));
-      std::unique_ptr<TcpBootstrap> b(new TcpBootstrap(fd, rank, size, timeout));
-      AUGUR_RETURN_IF_ERROR(write_all(fd, frame(wire::MsgType::kHello, static_cast<std::uint32_t>(rank), hello)));
-      return b;
-    }
-    const int err = errno;
-    ::close(fd);
-    if (Clock::now() > deadline) {
-      return errno_status(err, "bootstrap connect to " + host + ":" + std::to_string(port)).context("within " + std::to_string(timeout.count()) + " ms");
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+  AUGUR_ASSIGN_OR_RETURN(int fd, tcp::connect(host, port, timeout, "bootstrap"));
+  Bytes hello(4);
+  wire::put_u32(hello.data(), static_cast<std::uint32_t>(size));
+  std::unique_ptr<TcpBootstrap> b(new TcpBootstrap(fd, rank, size, timeout));
+  AUGUR_RETURN_IF_ERROR(write_all(fd, frame(wire::MsgType::kHello, static_cast<std::uint32_t>(rank), hello)));
+  return b;
 }
 
 Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::from_settings() {

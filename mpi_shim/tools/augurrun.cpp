@@ -1,5 +1,7 @@
-// augurrun: starts an MPI job of N ranks on this host (or in network namespaces), with the
-// job's key-value exchange (BootstrapServer) running in-process. A job never outlives its
+// augurrun: starts an MPI job of N ranks on this host, in network namespaces, or on other hosts
+// (through their augur-hostd), with the job's key-value exchange (BootstrapServer) running
+// in-process. A remote rank is represented here by a local proxy process (this program, run as
+// `augurrun --rank-proxy`) that relays its output and exits as it exited. A job never outlives its
 // launcher: children die with it (PR_SET_PDEATHSIG), and when one rank fails — non-zero exit,
 // signal, or a failure the bootstrap server reports — or augurrun gets SIGINT/SIGTERM, every
 // other rank is stopped (SIGTERM, then SIGKILL).
@@ -10,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -21,6 +24,7 @@
 #include <vector>
 
 #include "augur/host/bootstrap.h"
+#include "augur/host/launch.h"
 #include "augur/settings.h"
 
 namespace {
@@ -30,13 +34,18 @@ void on_signal(int sig) { g_signal = sig; }
 
 void usage(FILE* f) {
   std::fputs(
-      "usage: augurrun -n N [--host-list H1,H2,...] [--bootstrap-addr ADDR] [--tag-output] [--print-config]\n"
-      "                PROGRAM [ARGS...]\n"
+      "usage: augurrun -n N [--host-list H1,H2,...] [-x NAME]... [--bootstrap-addr ADDR] [--tag-output]\n"
+      "                [--print-config] PROGRAM [ARGS...]\n"
       "  -n, -np N          number of ranks\n"
-      "  --host-list LIST   hosts for the ranks, round-robin: localhost, or netns:NAME (a network\n"
-      "                     namespace of this machine, entered with `ip netns exec`)\n"
-      "  --bootstrap-addr A address the ranks use to reach augurrun's key-value exchange\n"
-      "                     (default 127.0.0.1; with netns hosts: $AUGUR_SOFTROCE_ADDR1)\n"
+      "  --host-list LIST   hosts for the ranks, round-robin (default $AUGUR_HOSTS, else this host):\n"
+      "                     localhost or this host's name/address; netns:NAME (a network namespace\n"
+      "                     of this machine); or HOST[:PORT], another host running augur-hostd\n"
+      "                     (port default $AUGUR_HOSTD_PORT; with an explicit port even this host\n"
+      "                     is reached through augur-hostd)\n"
+      "  -x NAME            also pass environment variable NAME to remote ranks (AUGUR_* always are)\n"
+      "  --bootstrap-addr A address the ranks use to reach augurrun's key-value exchange (default\n"
+      "                     127.0.0.1; with netns hosts $AUGUR_SOFTROCE_ADDR1; with remote hosts\n"
+      "                     this host's address on the route to the first one)\n"
       "  --tag-output       prefix every output line with [rank]\n"
       "  --print-config     print the AUGUR_* settings with their values and exit (unless PROGRAM)\n",
       f);
@@ -75,12 +84,91 @@ struct ServerWatch {
   augur::Status status;
 };
 
+volatile sig_atomic_t g_forward = 0;
+void on_forward(int sig) { g_forward = sig; }
+
+// `augurrun --rank-proxy HOST:PORT [--env NAME]... -- PROGRAM ARGS...`: runs one rank on HOST
+// through its augur-hostd with this process's AUGUR_* variables (and the --env ones), relays its
+// output, forwards SIGINT/SIGTERM/SIGHUP to it, and exits as it exited. If this proxy is killed,
+// the connection closes and the daemon kills the rank.
+int rank_proxy(int argc, char** argv) {
+  std::string where;
+  std::vector<std::string> names;
+  int i = 2;
+  for (; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a == "--env" && i + 1 < argc) {
+      names.emplace_back(argv[++i]);
+    } else if (where.empty()) {
+      where = a;
+    }
+  }
+  const auto colon = where.rfind(':');
+  if (where.empty() || colon == std::string::npos || i >= argc) {
+    std::fprintf(stderr, "augurrun --rank-proxy: usage: --rank-proxy HOST:PORT [--env NAME]... -- PROGRAM ARGS...\n");
+    return 2;
+  }
+  augur::host::launch::Request req;
+  for (int k = i; k < argc; ++k) req.argv.emplace_back(argv[k]);
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string kv = *e;
+    const std::string name = kv.substr(0, kv.find('='));
+    if (name.rfind("AUGUR_", 0) == 0 || std::find(names.begin(), names.end(), name) != names.end()) req.env.push_back(kv);
+  }
+  char cwd[4096];
+  if (getcwd(cwd, sizeof cwd) != nullptr) req.cwd = cwd;
+  if (const char* t = std::getenv("AUGUR_HOSTD_TOKEN")) req.token = t;
+  struct sigaction sa {};
+  sa.sa_handler = on_forward;
+  sigemptyset(&sa.sa_mask);
+  for (int sig : {SIGINT, SIGTERM, SIGHUP}) sigaction(sig, &sa, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+  const std::string host = where.substr(0, colon);
+  const auto port = static_cast<std::uint16_t>(std::strtoul(where.c_str() + colon + 1, nullptr, 10));
+  auto st = augur::host::launch::run_remote(host, port, req, STDOUT_FILENO, STDERR_FILENO, &g_forward,
+                                            std::chrono::seconds(30));
+  if (!st.ok()) {
+    std::fprintf(stderr, "augurrun: rank %s on %s: %s\n", std::getenv("AUGUR_RANK") ? std::getenv("AUGUR_RANK") : "?",
+                 where.c_str(), st.status().to_string().c_str());
+    return 1;
+  }
+  if (WIFSIGNALED(st.value())) {  // die the same way, so augurrun reports the rank's signal
+    signal(WTERMSIG(st.value()), SIG_DFL);
+    raise(WTERMSIG(st.value()));
+  }
+  return WIFEXITED(st.value()) ? WEXITSTATUS(st.value()) : 1;
+}
+
+void append_hosts(std::vector<std::string>& hosts, const std::string& list) {
+  std::size_t pos = 0;
+  for (;;) {
+    const std::size_t comma = list.find(',', pos);
+    const std::string h = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    if (!h.empty()) hosts.push_back(h);
+    if (comma == std::string::npos) return;
+    pos = comma + 1;
+  }
+}
+
+enum class HostKind { kLocal, kNetns, kRemote };
+struct Host {
+  HostKind kind = HostKind::kLocal;
+  std::string name;      // netns name, or the remote host
+  std::uint16_t port = 0;  // remote: its augur-hostd
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--rank-proxy") == 0) return rank_proxy(argc, argv);
   int n = -1;
   bool tag_output = false, print_config = false;
   std::vector<std::string> hosts;
+  std::vector<std::string> forward_env;
   std::string boot_addr;
   int i = 1;
   for (; i < argc; ++i) {
@@ -101,15 +189,9 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else if (a == "--host-list" || a == "--hosts" || a == "-H") {
-      std::string list = next();
-      std::size_t pos = 0;
-      while (pos <= list.size()) {
-        const std::size_t comma = list.find(',', pos);
-        const std::string h = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-        if (!h.empty()) hosts.push_back(h);
-        if (comma == std::string::npos) break;
-        pos = comma + 1;
-      }
+      append_hosts(hosts, next());
+    } else if (a == "-x") {
+      forward_env.emplace_back(next());
     } else if (a == "--bootstrap-addr") {
       boot_addr = next();
     } else if (a == "--tag-output") {
@@ -138,36 +220,73 @@ int main(int argc, char** argv) {
   }
   char** prog = argv + i;
 
-  // Hosts: local, or netns:NAME.
+  if (hosts.empty()) {
+    if (auto env_hosts = augur::setting_string("AUGUR_HOSTS"); env_hosts.ok()) append_hosts(hosts, env_hosts.value());
+  }
+  auto hostd_port = augur::setting_int("AUGUR_HOSTD_PORT", 1, 65535);
+  if (!hostd_port.ok()) {
+    std::fprintf(stderr, "augurrun: %s\n", hostd_port.status().to_string().c_str());
+    return 2;
+  }
+  // Hosts: this one, netns:NAME, or another host reached through its augur-hostd.
+  std::vector<Host> placed;
   bool any_netns = false;
+  std::string first_remote;
   for (const auto& h : hosts) {
+    Host p;
     if (h.rfind("netns:", 0) == 0) {
+      p = {HostKind::kNetns, h.substr(6), 0};
       any_netns = true;
-    } else if (h != "localhost" && h != "127.0.0.1") {
-      char self[256] = {};
-      gethostname(self, sizeof self - 1);
-      if (h != self) {
-        std::fprintf(stderr, "augurrun: host %s: only localhost and netns:NAME are supported (no remote launch)\n",
-                     h.c_str());
-        return 2;
+    } else {
+      const auto colon = h.rfind(':');
+      const std::string name = h.substr(0, colon);
+      long port = hostd_port.value();
+      if (colon != std::string::npos) {
+        char* end = nullptr;
+        port = std::strtol(h.c_str() + colon + 1, &end, 10);
+        if (*end != '\0' || port < 1 || port > 65535) {
+          std::fprintf(stderr, "augurrun: host %s: bad augur-hostd port\n", h.c_str());
+          return 2;
+        }
+      }
+      // An explicit port always means "through augur-hostd", even to this host (tests use that).
+      if (colon == std::string::npos && augur::host::launch::is_local_host(name)) {
+        p = {HostKind::kLocal, name, 0};
+      } else {
+        p = {HostKind::kRemote, name, static_cast<std::uint16_t>(port)};
+        if (first_remote.empty()) first_remote = name;
       }
     }
+    placed.push_back(p);
   }
+  if (placed.empty()) placed.push_back(Host{});
   if (boot_addr.empty()) {
-    const char* a = any_netns ? std::getenv("AUGUR_SOFTROCE_ADDR1") : nullptr;
-    if (any_netns && (a == nullptr || *a == '\0')) {
-      std::fprintf(stderr, "augurrun: netns hosts need --bootstrap-addr (or AUGUR_SOFTROCE_ADDR1)\n");
-      return 2;
+    if (!first_remote.empty()) {
+      auto a = augur::host::launch::local_address_toward(first_remote);
+      if (!a.ok()) {
+        std::fprintf(stderr, "augurrun: %s (give --bootstrap-addr)\n", a.status().to_string().c_str());
+        return 2;
+      }
+      boot_addr = a.value();
+    } else if (any_netns) {
+      const char* a = std::getenv("AUGUR_SOFTROCE_ADDR1");
+      if (a == nullptr || *a == '\0') {
+        std::fprintf(stderr, "augurrun: netns hosts need --bootstrap-addr (or AUGUR_SOFTROCE_ADDR1)\n");
+        return 2;
+      }
+      boot_addr = a;
+    } else {
+      boot_addr = "127.0.0.1";
     }
-    boot_addr = a != nullptr ? a : "127.0.0.1";
   }
+  const bool reachable_from_outside = any_netns || !first_remote.empty();
 
   auto timeout = augur::setting_int("AUGUR_BOOTSTRAP_TIMEOUT", 1, 86400);
   if (!timeout.ok()) {
     std::fprintf(stderr, "augurrun: %s\n", timeout.status().to_string().c_str());
     return 2;
   }
-  auto server = augur::host::BootstrapServer::start(n, any_netns ? "0.0.0.0" : "127.0.0.1", 0,
+  auto server = augur::host::BootstrapServer::start(n, reachable_from_outside ? "0.0.0.0" : "127.0.0.1", 0,
                                                     std::chrono::seconds(timeout.value()));
   if (!server.ok()) {
     std::fprintf(stderr, "augurrun: bootstrap server: %s\n", server.status().to_string().c_str());
@@ -226,20 +345,23 @@ int main(int argc, char** argv) {
       setenv("AUGUR_BOOTSTRAP", boot.c_str(), 1);
       setenv("AUGUR_RANK", std::to_string(r).c_str(), 1);
       setenv("AUGUR_SIZE", std::to_string(n).c_str(), 1);
-      const std::string host = hosts.empty() ? "localhost" : hosts[static_cast<std::size_t>(r) % hosts.size()];
-      if (host.rfind("netns:", 0) == 0) {
-        std::vector<char*> args;
-        std::string ip = "ip", nsx = "netns", ex = "exec", name = host.substr(6);
-        args.push_back(ip.data());
-        args.push_back(nsx.data());
-        args.push_back(ex.data());
-        args.push_back(name.data());
-        for (char** p = prog; *p != nullptr; ++p) args.push_back(*p);
-        args.push_back(nullptr);
-        execvp("ip", args.data());
-      } else {
-        execvp(prog[0], prog);
+      const Host& host = placed[static_cast<std::size_t>(r) % placed.size()];
+      std::vector<std::string> pre;  // what runs the program: nothing, ip netns exec, or a proxy
+      if (host.kind == HostKind::kNetns) {
+        pre = {"ip", "netns", "exec", host.name};
+      } else if (host.kind == HostKind::kRemote) {
+        pre = {"/proc/self/exe", "--rank-proxy", host.name + ":" + std::to_string(host.port)};
+        for (const auto& e : forward_env) {
+          pre.emplace_back("--env");
+          pre.push_back(e);
+        }
+        pre.emplace_back("--");
       }
+      std::vector<char*> args;
+      for (auto& p : pre) args.push_back(p.data());
+      for (char** p = prog; *p != nullptr; ++p) args.push_back(*p);
+      args.push_back(nullptr);
+      execvp(args[0], args.data());
       std::fprintf(stderr, "augurrun: rank %d: cannot run %s: %s\n", r, prog[0], std::strerror(errno));
       _exit(127);
     }
