@@ -258,6 +258,8 @@ std::string Engine::stats_line() const {
   kv("credits_armed_ahead", c.credits_armed_ahead);
   kv("pred_suspended", c.pred_suspended);
   kv("credit_pauses", c.credit_pauses);
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
   return s;
 }
 

@@ -146,7 +146,7 @@ Status truncation_and_self(Engine& e, std::uint64_t& bounce, std::uint64_t& rndv
 }
 
 Status rank_main(std::uint16_t port, int rank, Steering steering, EngineConfig::Assist assist = EngineConfig::Assist::kOff) {
-  AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect("127.0.0.1", port, rank, kRanks, 120s));
+  AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, kRanks, 120s));
   AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = steering, .assist = assist}));
   if (assist == EngineConfig::Assist::kOn) {
     const Placement* p = e->assist_placement();
@@ -189,7 +189,7 @@ TEST(Engine, ThreeRanksPointToPointPredictedSteering) {
 // Big and misaligned: 64 MiB each way by rendezvous, and sizes around the eager limit at odd
 // offsets in both buffers (direct placement, bounce and rendezvous), every byte checked.
 Status large_main(std::uint16_t port, int rank) {
-  AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect("127.0.0.1", port, rank, 2, 120s));
+  AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
   AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kPosted}));
   const int peer = 1 - rank;
   const std::vector<std::pair<std::size_t, std::size_t>> cases = {

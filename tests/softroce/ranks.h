@@ -1,15 +1,19 @@
-// Runs a job of N ranks as processes connected through a BootstrapServer on loopback: each rank
-// runs `body(port, rank)` and exits 0 on OK; the test fails for any rank that does not. Ranks are
-// fresh processes (fork + exec of this test binary, filtered to the running test), as augurrun
-// starts them: no thread of the parent's is half-inherited (which TSan cannot follow).
+// Runs a job of N ranks as processes connected through a BootstrapServer: each rank runs
+// `body(port, rank)`, connecting to bootstrap_host():port, and exits 0 on OK; the test fails for
+// any rank that does not. Ranks are fresh processes (fork + exec of this test binary, filtered to
+// the running test), as augurrun starts them: no thread of the parent's is half-inherited (which
+// TSan cannot follow). When AUGUR_HOSTS names several hosts (scripts/softroce --vms 2), the job
+// is started by augurrun instead, so its ranks are spread over the hosts.
 #pragma once
 
+#include <limits.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -23,17 +27,49 @@ namespace augur::host::testing {
 #define CHECK(cond, msg) \
   if (!(cond)) return Status(Code::kInternal, std::string(msg))
 
+// Where a rank finds the job's BootstrapServer: augurrun's address, or loopback.
+inline std::string bootstrap_host() {
+  const char* b = std::getenv("AUGUR_BOOTSTRAP");
+  if (std::getenv("AUGUR_TEST_VIA_LAUNCHER") == nullptr || b == nullptr) return "127.0.0.1";
+  const std::string where = b;
+  return where.substr(0, where.rfind(':'));
+}
+
+inline bool spread_over_hosts() {
+  const char* h = std::getenv("AUGUR_HOSTS");
+  return h != nullptr && std::string(h).find(',') != std::string::npos;
+}
+
 inline void run_ranks(int n, const std::function<Status(std::uint16_t port, int rank)>& body) {
-  if (const char* me = std::getenv("AUGUR_TEST_RANK")) {  // one rank of a job started below
-    const char* port = std::getenv("AUGUR_TEST_PORT");
+  const char* me = std::getenv("AUGUR_TEST_RANK");
+  const char* port = std::getenv("AUGUR_TEST_PORT");
+  if (std::getenv("AUGUR_TEST_VIA_LAUNCHER") != nullptr) {  // started by augurrun
+    me = std::getenv("AUGUR_RANK");
+    const char* b = std::getenv("AUGUR_BOOTSTRAP");
+    port = b != nullptr && std::strchr(b, ':') != nullptr ? std::strrchr(b, ':') + 1 : nullptr;
+  }
+  if (me != nullptr) {  // one rank of a job started below
     Status s = port != nullptr ? body(static_cast<std::uint16_t>(std::atoi(port)), std::atoi(me))
-                               : Status(Code::kInvalidArgument, "AUGUR_TEST_PORT not set");
+                               : Status(Code::kInvalidArgument, "no bootstrap port in the environment");
     if (!s.ok()) std::fprintf(stderr, "rank %s: %s\n", me, s.to_string().c_str());
     std::fflush(nullptr);
     _exit(s.ok() ? 0 : 1);
   }
   const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
   const std::string filter = std::string("--gtest_filter=") + t->test_suite_name() + "." + t->name();
+  if (spread_over_hosts()) {
+    char self[PATH_MAX] = {};
+    ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
+    // The exchange's fence bound covers a 64 MiB transfer over emulated Ethernet between guests.
+    const std::string cmd = std::string("AUGUR_TEST_VIA_LAUNCHER=1 AUGUR_BOOTSTRAP_TIMEOUT=${AUGUR_BOOTSTRAP_TIMEOUT:-300} '") +
+                            AUGUR_TEST_AUGURRUN + "' -n " +
+                            std::to_string(n) + " -x GTEST_COLOR '" + self + "' " + filter + " --gtest_brief=1";
+    std::fflush(nullptr);
+    const int st = std::system(cmd.c_str());
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "augurrun over " << std::getenv("AUGUR_HOSTS")
+                                                        << " failed (see above): " << cmd;
+    return;
+  }
   auto server = BootstrapServer::start(n, "127.0.0.1", 0, std::chrono::seconds(120));
   ASSERT_TRUE(server.ok()) << server.status().to_string();
   std::fflush(nullptr);

@@ -35,7 +35,7 @@ struct Job {
 
 Result<Job> start(std::uint16_t port, int rank, Steering steering) {
   Job j;
-  AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect("127.0.0.1", port, rank, 2, 120s));
+  AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
   AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, {.slots = 16, .eager_limit = kEager, .steering = steering,
                                                         .credit_slots = 8}));
   return j;
@@ -284,7 +284,7 @@ TEST(Steering, CyclicReceivesAreCreditedAheadAndFreshBuffersCostNothing) { run_r
 // every prediction misses, so after one window of outcomes prediction is suspended.
 Status suspend_main(std::uint16_t port, int rank) {
   Job j;
-  AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect("127.0.0.1", port, rank, 2, 120s));
+  AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
   AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kPredicted,
                                                         .credit_slots = 8, .predictor = "lru"}));
   Engine& e = *j.e;
