@@ -21,7 +21,7 @@ constexpr std::array kSettings{
     Setting{"AUGUR_PREDICTOR", "single-cycle", "predictor used for steering (names as in augur-trace replay)"},
     Setting{"AUGUR_PREDICT_DEPTH", "2", "predicted receives credited ahead per receive call (1-16)"},
     Setting{"AUGUR_STATS", "0", "1: print one augur-stats line per rank on stderr when the runtime ends"},
-    Setting{"AUGUR_WAIT", "hybrid", "how Engine::wait waits (not yet MPI_Wait): spin (poll the CQ), block (sleep until a completion), hybrid (poll, then sleep)"},
+    Setting{"AUGUR_WAIT", "hybrid", "how blocking waits wait (Engine::wait, MPI_Wait and the other blocking MPI calls): spin (poll the CQ), block (sleep until a completion), hybrid (poll, then sleep)"},
     Setting{"AUGUR_SPIN_US", "1000", "hybrid: microseconds of polling without progress before sleeping (longer than a round trip, or every wait sleeps)"},
     Setting{"AUGUR_ASSIST", "auto", "communication-assist thread: on, off, or auto (on when the host has at least 4 cores and two per local rank)"},
     Setting{"AUGUR_ASSIST_CORE", "-1", "logical core (hwloc) for the assist thread; -1: near the adapter, off the application's cores"},

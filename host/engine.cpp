@@ -3,6 +3,7 @@
 #include <malloc.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -1006,6 +1007,24 @@ Status Engine::wait(const RequestPtr& r, int timeout_ms) {
     }
   }
   return r->status;
+}
+
+Status Engine::relax(int max_ms) {
+  using std::chrono::steady_clock;
+  const bool busy = idle_polls_ == 0;  // the last poll found work: keep polling
+  if (busy) relax_idle_since_ = steady_clock::time_point{};
+  if (assist_ || cfg_.wait == WaitPolicy::kSpin || busy) {
+    if ((++relax_calls_ & 15) == 0) sched_yield();  // oversubscribed ranks share cores
+    return Status::Ok();
+  }
+  const auto now = steady_clock::now();
+  if (relax_idle_since_ == steady_clock::time_point{}) relax_idle_since_ = now;
+  if (cfg_.wait == WaitPolicy::kHybrid && now - relax_idle_since_ < std::chrono::microseconds(cfg_.spin_us)) {
+    if ((++relax_calls_ & 15) == 0) sched_yield();
+    return Status::Ok();
+  }
+  relax_idle_since_ = steady_clock::time_point{};
+  return sleep_for_completion(std::max(1, std::min(max_ms, static_cast<int>(cfg_.keepalive_ms))));
 }
 
 Status Engine::sleep_for_completion(int timeout_ms) {

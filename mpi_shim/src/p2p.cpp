@@ -123,10 +123,9 @@ Err req_finish(Req& r, MPI_Status* st) {
 namespace {
 
 Err wait_req(Req& r) {
-  unsigned spins = 0;
   while (!req_done(r)) {
     AUGUR_ERR_RETURN(progress_once());
-    if (!req_done(r) && (++spins & 15) == 0) sched_yield();
+    if (!req_done(r)) AUGUR_ERR_RETURN(relax());
   }
   return ok();
 }
@@ -278,10 +277,10 @@ MPI_Status* status_at(MPI_Status* statuses, int i) {
   return statuses == MPI_STATUSES_IGNORE || statuses == nullptr ? MPI_STATUS_IGNORE : &statuses[i];
 }
 
-Err spin(unsigned& spins) {
+// One round of a wait loop: progress, then AUGUR_WAIT's idea of waiting.
+Err spin() {
   AUGUR_ERR_RETURN(progress_once());
-  if ((++spins & 15) == 0) sched_yield();
-  return ok();
+  return relax();
 }
 
 }  // namespace
@@ -378,8 +377,7 @@ AUGUR_MPI_FN(int, Buffer_detach, (void* buffer_addr, int* size), (buffer_addr, s
     return raise(MPI_COMM_WORLD, "MPI_Buffer_detach", err(MPI_ERR_ARG, "null argument"));
   }
   // Blocks until every buffered message has left.
-  unsigned spins = 0;
-  while (S().bsend_used > 0) AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Buffer_detach", spin(spins));
+  while (S().bsend_used > 0) AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Buffer_detach", spin());
   std::memcpy(buffer_addr, &S().bsend_buf, sizeof(void*));
   *size = S().bsend_size;
   S().bsend_buf = nullptr;
@@ -521,11 +519,10 @@ AUGUR_MPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_St
 
 AUGUR_MPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status), (source, tag, comm, status)) {
   int flag = 0;
-  unsigned spins = 0;
   for (;;) {
     AUGUR_MPI_CHECK(comm, "MPI_Probe", iprobe_common(source, tag, comm, &flag, status));
     if (flag) return MPI_SUCCESS;
-    AUGUR_MPI_CHECK(comm, "MPI_Probe", spin(spins));
+    AUGUR_MPI_CHECK(comm, "MPI_Probe", spin());
   }
 }
 
@@ -618,9 +615,8 @@ int finish_many(const char* fn, int count, MPI_Request reqs[], MPI_Status* statu
 AUGUR_MPI_FN(int, Waitall, (int count, MPI_Request requests[], MPI_Status* statuses), (count, requests, statuses)) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Waitall", check_reqs(count, requests));
   const MPI_Comm comm = comm_of_req(requests, count);
-  unsigned spins = 0;
   for (int i = 0; i < count; ++i) {
-    while (!inert(requests[i]) && !req_done(*req_of(requests[i]))) AUGUR_MPI_CHECK(comm, "MPI_Waitall", spin(spins));
+    while (!inert(requests[i]) && !req_done(*req_of(requests[i]))) AUGUR_MPI_CHECK(comm, "MPI_Waitall", spin());
   }
   std::vector<int> all(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) all[static_cast<std::size_t>(i)] = i;
@@ -663,10 +659,9 @@ AUGUR_MPI_FN(int, Waitany, (int count, MPI_Request requests[], int* index, MPI_S
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Waitany", check_reqs(count, requests));
   if (index == nullptr) return raise(MPI_COMM_WORLD, "MPI_Waitany", err(MPI_ERR_ARG, "null index"));
   const MPI_Comm comm = comm_of_req(requests, count);
-  unsigned spins = 0;
   int i = find_done(count, requests);
   while (i == -1) {
-    AUGUR_MPI_CHECK(comm, "MPI_Waitany", spin(spins));
+    AUGUR_MPI_CHECK(comm, "MPI_Waitany", spin());
     i = find_done(count, requests);
   }
   *index = i;
@@ -700,7 +695,6 @@ int some(const char* fn, bool block, int incount, MPI_Request requests[], int* o
     return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null argument"));
   }
   const MPI_Comm comm = comm_of_req(requests, incount);
-  unsigned spins = 0;
   for (;;) {
     AUGUR_MPI_CHECK(comm, fn, progress_once());
     std::vector<int> done;
@@ -734,7 +728,7 @@ int some(const char* fn, bool block, int incount, MPI_Request requests[], int* o
       if (failed) return raise(c, fn, err(MPI_ERR_IN_STATUS, first));
       return MPI_SUCCESS;
     }
-    if ((++spins & 15) == 0) sched_yield();
+    AUGUR_MPI_CHECK(comm, fn, relax());
   }
 }
 }  // namespace

@@ -264,11 +264,15 @@ Err progress_once() {
   return ok();
 }
 
+Err relax() {
+  Status st = S().engine->relax(1000);
+  return st.ok() ? ok() : from_status(st);
+}
+
 Err wait_engine(const host::RequestPtr& r) {
-  unsigned spins = 0;
   while (!r->done) {
     AUGUR_ERR_RETURN(progress_once());
-    if (!r->done && (++spins & 15) == 0) sched_yield();  // oversubscribed ranks share cores
+    if (!r->done) AUGUR_ERR_RETURN(relax());
   }
   return from_status(r->status);
 }

@@ -189,6 +189,9 @@ Err check_buf(const void* buf, std::int64_t count, const Type& t);
 Err progress_once();
 // Blocks until `r` is done (or the job fails).
 Err wait_engine(const host::RequestPtr& r);
+// After a round of progress that did not finish what a wait loop waits for: yields, or sleeps
+// until the next completion, as AUGUR_WAIT / AUGUR_SPIN_US say (host::Engine::relax).
+Err relax();
 
 // Starts a send/receive of `count` copies of `t`; `peer` is a comm rank (or PROC_NULL /
 // ANY_SOURCE); `ctx` the engine context. `synchronous`: MPI_Ssend semantics (completes once

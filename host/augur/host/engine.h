@@ -153,6 +153,11 @@ class Engine {
   // One round of progress: completions, queued sends, credit returns. Errors are a dead peer
   // or a protocol violation, after the requests they concern have been failed.
   Status progress();
+  // For callers that drive progress() themselves until their own condition holds (the MPI
+  // shim's waits): call after a round that left the condition unmet. It applies AUGUR_WAIT:
+  // spin yields the core now and then; block, and hybrid once the engine has found no work for
+  // AUGUR_SPIN_US, sleep until the next completion, at most `max_ms`.
+  Status relax(int max_ms);
   // MPI_Iprobe: envelope and length of the earliest matching unexpected message, if any.
   Result<bool> iprobe(int source, std::int32_t tag, std::uint32_t context, Request* out);
 
@@ -329,6 +334,8 @@ class Engine {
   std::uint32_t outcome_count_ = 0;
   std::uint32_t suspended_for_ = 0;           // receives left before predicting again
   std::uint32_t idle_polls_ = 0;              // consecutive empty polls of the CQ
+  std::chrono::steady_clock::time_point relax_idle_since_{};  // relax(): idle since (epoch: busy)
+  std::uint32_t relax_calls_ = 0;
   std::array<nic::Completion, 16> wc_;
   // Assist thread state. dead_ mirrors Peer::dead for application threads.
   std::unique_ptr<std::atomic<bool>[]> dead_;
