@@ -32,6 +32,7 @@ constexpr std::array kSettings{
     Setting{"AUGUR_RANK", "0", "this process's rank in the job (set by augurrun)"},
     Setting{"AUGUR_SIZE", "1", "number of processes in the job (set by augurrun)"},
     Setting{"AUGUR_BOOTSTRAP_TIMEOUT", "60", "seconds the exchange waits for every rank to connect or reach a fence"},
+    Setting{"AUGUR_CHECK_COLLECTIVES", "0", "1: every collective first checks that all ranks called the same one with the same root, op and byte count (one small allreduce more)"},
     Setting{"AUGUR_HOSTS", "", "augurrun's hosts when --host-list is not given (comma-separated, ranks placed round-robin)"},
     Setting{"AUGUR_HOSTD_PORT", "7117", "TCP port of augur-hostd, the daemon through which augurrun starts ranks on other hosts"},
     Setting{"AUGUR_HOSTD_TOKEN", "", "shared secret: when augur-hostd has one, it runs only requests that carry the same"},

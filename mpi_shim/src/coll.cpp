@@ -385,6 +385,57 @@ Err check_counts_displs(const int* counts, const int* displs, int n) {
   return ok();
 }
 
+// AUGUR_CHECK_COLLECTIVES=1: before a collective, the ranks compare what they were called with
+// by one allreduce (min and -max of each field), so a mismatch is an error on every rank instead
+// of a hang or wrong data. -1: not compared (v-variants have per-rank counts).
+enum class CollKind : std::int64_t {
+  kBarrier = 1, kBcast, kReduce, kAllreduce, kGather, kGatherv, kScatter, kScatterv, kAllgather,
+  kAllgatherv, kAlltoall, kAlltoallv, kReduceScatter, kScan, kExscan,
+};
+constexpr const char* kCollNames[] = {"",           "MPI_Barrier",   "MPI_Bcast",   "MPI_Reduce",
+                                      "MPI_Allreduce", "MPI_Gather",  "MPI_Gatherv", "MPI_Scatter",
+                                      "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall",
+                                      "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan"};
+struct CollSig {
+  CollKind kind;
+  std::int64_t root = -1;
+  std::int64_t op = -1;     // predefined ops by value; every user op counts as one kind of op
+  std::int64_t bytes = -1;  // bytes each rank contributes (type size x count)
+};
+
+std::int64_t op_sig(MPI_Op op) { return predefined_op(op) ? op : 1000; }
+std::int64_t bytes_sig(int count, MPI_Datatype t) { return static_cast<std::int64_t>(count) * type_of(t)->size; }
+
+// Holds while a collective runs, so one built on another (Alltoall on Alltoallv) checks once.
+struct CollScope {
+  CollScope() { ++S().coll_depth; }
+  ~CollScope() { --S().coll_depth; }
+  CollScope(const CollScope&) = delete;
+  CollScope& operator=(const CollScope&) = delete;
+};
+
+Err check_signature(const CollSig& sig, const CommPtr& c) {
+  if (!S().check_collectives || S().coll_depth > 0 || c->size == 1) return ok();
+  std::int64_t mine[8] = {static_cast<std::int64_t>(sig.kind), sig.root, sig.op, sig.bytes, 0, 0, 0, 0};
+  for (int i = 0; i < 4; ++i) mine[4 + i] = -mine[i];
+  std::int64_t all[8];
+  {
+    CollScope nested;
+    AUGUR_ERR_RETURN(allreduce_impl(mine, all, 8, MPI_INT64_T, MPI_MIN, c));
+  }
+  auto differs = [&](int i) { return all[i] != -all[4 + i]; };
+  auto range = [&](int i) { return std::to_string(all[i]) + " to " + std::to_string(-all[4 + i]); };
+  if (differs(0)) {
+    auto name = [](std::int64_t k) { return k >= 1 && k <= 15 ? kCollNames[k] : "?"; };
+    return err(MPI_ERR_OTHER, std::string("ranks of the communicator called different collectives (") + name(all[0]) +
+                                  " ... " + name(-all[4]) + ")");
+  }
+  if (differs(1)) return err(MPI_ERR_ROOT, "ranks passed different roots (" + range(1) + ")");
+  if (differs(2)) return err(MPI_ERR_OP, "ranks passed different reduction operations");
+  if (differs(3)) return err(MPI_ERR_COUNT, "ranks pass different amounts of data (" + range(3) + " bytes): type signatures differ");
+  return ok();
+}
+
 // Waits for a set of started requests, then completes them (first error wins).
 Err wait_all(std::vector<Req>& rs) {
   for (auto& r : rs) {
@@ -498,6 +549,7 @@ Err scan_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th,
 
 AUGUR_MPI_FN(int, Barrier, (MPI_Comm comm), (comm)) {
   AUGUR_MPI_CHECK(comm, "MPI_Barrier", check_coll(comm));
+  AUGUR_MPI_CHECK(comm, "MPI_Barrier", check_signature({CollKind::kBarrier}, comm_ptr(comm)));
   AUGUR_MPI_CHECK(comm, "MPI_Barrier", barrier_impl(comm_ptr(comm)));
   return MPI_SUCCESS;
 }
@@ -509,6 +561,7 @@ AUGUR_MPI_FN(int, Bcast, (void* buffer, int count, MPI_Datatype datatype, int ro
   AUGUR_MPI_CHECK(comm, fn, check_data(buffer, count, datatype));
   CommPtr c = comm_ptr(comm);
   AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kBcast, root, -1, bytes_sig(count, datatype)}, c));
   AUGUR_MPI_CHECK(comm, fn, bcast_tree(buffer, count, type_ptr(datatype), root, c));
   return MPI_SUCCESS;
 }
@@ -523,6 +576,7 @@ AUGUR_MPI_FN(int, Reduce,
   AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, count, datatype));
   if (c->rank == root) AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, count, datatype));
   AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kReduce, root, op_sig(op), bytes_sig(count, datatype)}, c));
   const void* src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   AUGUR_MPI_CHECK(comm, fn, reduce_tree(src, recvbuf, count, datatype, op, root, c));
   return MPI_SUCCESS;
@@ -536,6 +590,7 @@ AUGUR_MPI_FN(int, Allreduce,
   AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, count, datatype));
   AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, count, datatype));
   AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAllreduce, -1, op_sig(op), bytes_sig(count, datatype)}, comm_ptr(comm)));
   const void* src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
   AUGUR_MPI_CHECK(comm, fn, allreduce_impl(src, recvbuf, count, datatype, op, comm_ptr(comm)));
   return MPI_SUCCESS;
@@ -554,6 +609,7 @@ AUGUR_MPI_FN(int, Gatherv,
     AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
     AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, displs, c->size));
   }
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kGatherv, root}, c));
   AUGUR_MPI_CHECK(comm, fn, gatherv_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c));
   return MPI_SUCCESS;
 }
@@ -568,6 +624,9 @@ AUGUR_MPI_FN(int, Gather,
   AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
   if (!(c->rank == root && sendbuf == MPI_IN_PLACE)) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
   if (c->rank == root) AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kGather, root, -1,
+                                              c->rank == root ? bytes_sig(recvcount, recvtype) : bytes_sig(sendcount, sendtype)}, c));
+  CollScope scope;
   std::vector<int> displs;
   const auto counts = uniform(c->size, recvcount, &displs);
   AUGUR_MPI_CHECK(comm, fn, gatherv_impl(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, root, c));
@@ -587,6 +646,7 @@ AUGUR_MPI_FN(int, Scatterv,
     AUGUR_MPI_CHECK(comm, fn, check_type(sendtype));
     AUGUR_MPI_CHECK(comm, fn, check_counts_displs(sendcounts, displs, c->size));
   }
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kScatterv, root}, c));
   AUGUR_MPI_CHECK(comm, fn, scatterv_impl(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c));
   return MPI_SUCCESS;
 }
@@ -601,6 +661,9 @@ AUGUR_MPI_FN(int, Scatter,
   AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
   if (!(c->rank == root && recvbuf == MPI_IN_PLACE)) AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
   if (c->rank == root) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kScatter, root, -1,
+                                              c->rank == root ? bytes_sig(sendcount, sendtype) : bytes_sig(recvcount, recvtype)}, c));
+  CollScope scope;
   std::vector<int> displs;
   const auto counts = uniform(c->size, sendcount, &displs);
   AUGUR_MPI_CHECK(comm, fn, scatterv_impl(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount, recvtype, root, c));
@@ -615,6 +678,7 @@ AUGUR_MPI_FN(int, Allgather,
   AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
   if (sendbuf != MPI_IN_PLACE) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
   AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAllgather, -1, -1, bytes_sig(recvcount, recvtype)}, comm_ptr(comm)));
   AUGUR_MPI_CHECK(comm, fn, allgather_impl(sendbuf, sendcount, type_ptr(sendbuf == MPI_IN_PLACE ? recvtype : sendtype),
                                            recvbuf, recvcount, type_ptr(recvtype), comm_ptr(comm)));
   return MPI_SUCCESS;
@@ -630,6 +694,7 @@ AUGUR_MPI_FN(int, Allgatherv,
   if (sendbuf != MPI_IN_PLACE) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
   AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
   AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, displs, c->size));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAllgatherv}, c));
   const TypePtr rt = type_ptr(recvtype);
   auto* base = static_cast<std::byte*>(recvbuf);
   const int n = c->size, me = c->rank;
@@ -673,6 +738,7 @@ AUGUR_MPI_FN(int, Alltoallv,
   CommPtr c = comm_ptr(comm);
   AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
   AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, rdispls, c->size));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAlltoallv}, c));
   if (sendbuf == MPI_IN_PLACE) {
     // Send from a copy of the receive buffer.
     const Type& rt = *type_of(recvtype);
@@ -698,6 +764,8 @@ AUGUR_MPI_FN(int, Alltoall,
   CommPtr c = comm_ptr(comm);
   if (sendbuf != MPI_IN_PLACE) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
   AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAlltoall, -1, -1, bytes_sig(recvcount, recvtype)}, c));
+  CollScope scope;
   std::vector<int> sd, rd;
   const auto sc = uniform(c->size, sendcount, &sd);
   const auto rc = uniform(c->size, recvcount, &rd);
@@ -714,6 +782,7 @@ AUGUR_MPI_FN(int, Reduce_scatter,
   if (recvcounts == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null recvcounts"));
   for (int i = 0; i < c->size; ++i) AUGUR_MPI_CHECK(comm, fn, check_count(recvcounts[i]));
   AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kReduceScatter, -1, op_sig(op)}, c));
   AUGUR_MPI_CHECK(comm, fn, reduce_scatter_impl(sendbuf, recvbuf, recvcounts, datatype, op, c));
   return MPI_SUCCESS;
 }
@@ -724,6 +793,9 @@ AUGUR_MPI_FN(int, Reduce_scatter_block,
   const char* fn = "MPI_Reduce_scatter_block";
   AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
   AUGUR_MPI_CHECK(comm, fn, check_count(recvcount));
+  AUGUR_MPI_CHECK(comm, fn, check_type(datatype));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kReduceScatter, -1, op_sig(op), bytes_sig(recvcount, datatype)}, comm_ptr(comm)));
+  CollScope scope;
   const std::vector<int> counts(static_cast<std::size_t>(comm_of(comm)->size), recvcount);
   return PMPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm);
 }
@@ -736,6 +808,7 @@ AUGUR_MPI_FN(int, Scan,
   AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, count, datatype));
   AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, count, datatype));
   AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kScan, -1, op_sig(op), bytes_sig(count, datatype)}, comm_ptr(comm)));
   AUGUR_MPI_CHECK(comm, fn, scan_impl(sendbuf, recvbuf, count, datatype, op, comm_ptr(comm), false));
   return MPI_SUCCESS;
 }
@@ -748,6 +821,7 @@ AUGUR_MPI_FN(int, Exscan,
   AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, count, datatype));
   AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, count, datatype));
   AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
+  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kExscan, -1, op_sig(op), bytes_sig(count, datatype)}, comm_ptr(comm)));
   AUGUR_MPI_CHECK(comm, fn, scan_impl(sendbuf, recvbuf, count, datatype, op, comm_ptr(comm), true));
   return MPI_SUCCESS;
 }

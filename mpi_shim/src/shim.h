@@ -146,6 +146,8 @@ struct State {
   double t0 = 0;
   std::int64_t last_alive_check_ns = 0;
   std::int64_t keepalive_ns = 1'000'000'000;
+  bool check_collectives = false;  // AUGUR_CHECK_COLLECTIVES
+  int coll_depth = 0;              // a collective implemented by another checks once
   int world_rank = 0;
   int world_size = 1;
 };

@@ -22,6 +22,11 @@ int main(int argc, char** argv) {
     MPI_Finalize();
     return rank == size - 1 ? 5 : 0;
   }
+  if (strcmp(mode, "coll-root") == 0) { /* run with AUGUR_CHECK_COLLECTIVES=1 */
+    MPI_Bcast(&x, 1, MPI_INT, rank == 0 ? 0 : 1, MPI_COMM_WORLD);
+    MPI_Finalize();
+    return 9;
+  }
   if (rank == 0 && strcmp(mode, "hang") != 0) {
     MPI_Recv(&x, 1, MPI_INT, MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     return 9;

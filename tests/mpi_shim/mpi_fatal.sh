@@ -41,6 +41,8 @@ expect "call before MPI_Init" 1 "called before MPI_Init" "$run" -n 2 "$prog" bef
 expect "call after MPI_Finalize" 1 "called after MPI_Finalize" "$run" -n 2 "$prog" after-finalize
 expect "a rank's exit status is the job's" 5 "rank 2 exited with status 5" "$run" -n 3 "$prog" exit-code
 expect "missing program" 127 "cannot run" "$run" -n 2 /nonexistent/program
+expect "mismatched collective roots are fatal (AUGUR_CHECK_COLLECTIVES=1)" 1 "MPI_ERR_ROOT" \
+  env AUGUR_CHECK_COLLECTIVES=1 "$run" -n 3 "$prog" coll-root
 
 # Ctrl-C: SIGINT to augurrun stops every rank.
 "$run" -n 3 "$prog" hang >"$out" 2>&1 &
