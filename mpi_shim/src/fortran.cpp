@@ -58,6 +58,10 @@ AUGUR_F(comm_set_errhandler, (F * comm, F* eh, F* ierr), PMPI_Comm_set_errhandle
 AUGUR_F(comm_get_errhandler, (F * comm, F* eh, F* ierr), PMPI_Comm_get_errhandler(*comm, eh))
 AUGUR_F(error_class, (F * code, F* cls, F* ierr), PMPI_Error_class(*code, cls))
 AUGUR_F(get_version, (F * v, F* sv, F* ierr), PMPI_Get_version(v, sv))
+// INTEGER(KIND=MPI_ADDRESS_KIND) size and baseptr: baseptr receives the address (for a Cray
+// pointer or c_f_pointer); Free_mem gets the memory itself, so its argument is the address.
+AUGUR_F(alloc_mem, (MPI_Aint * size, F* info, MPI_Aint* baseptr, F* ierr), PMPI_Alloc_mem(*size, *info, baseptr))
+AUGUR_F(free_mem, (void* base, F* ierr), PMPI_Free_mem(base))
 
 extern "C" double pmpi_wtime_() { return PMPI_Wtime(); }
 extern "C" double pmpi_wtick_() { return PMPI_Wtick(); }
@@ -88,6 +92,14 @@ AUGUR_F(send, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* ierr), PMPI_Sen
 AUGUR_F(ssend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* ierr), PMPI_Ssend(cbuf(b), *n, *t, *dest, *tag, *comm))
 AUGUR_F(rsend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* ierr), PMPI_Rsend(cbuf(b), *n, *t, *dest, *tag, *comm))
 AUGUR_F(bsend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* ierr), PMPI_Bsend(cbuf(b), *n, *t, *dest, *tag, *comm))
+AUGUR_F(buffer_attach, (void* b, F* size, F* ierr), PMPI_Buffer_attach(b, *size))
+// Fortran cannot receive the buffer's C address: it is detached into a local, the size returned.
+AUGUR_F(buffer_detach, (void* b, F* size, F* ierr),
+        [&] {
+          (void)b;
+          void* addr = nullptr;
+          return PMPI_Buffer_detach(&addr, size);
+        }())
 AUGUR_F(recv, (void* b, F* n, F* t, F* src, F* tag, F* comm, F* s, F* ierr),
         PMPI_Recv(buf(b), *n, *t, *src, *tag, *comm, st(s)))
 AUGUR_F(isend, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* req, F* ierr),
@@ -112,10 +124,25 @@ AUGUR_F(waitany, (F * n, F* reqs, F* idx, F* s, F* ierr),
           if (rc == MPI_SUCCESS && *idx != MPI_UNDEFINED) ++*idx;  // Fortran indices start at 1
           return rc;
         }())
+AUGUR_F(waitsome, (F * n, F* reqs, F* outcount, F* indices, F* s, F* ierr),
+        [&] {
+          const int rc = PMPI_Waitsome(*n, reqs, outcount, indices, st(s));
+          if ((rc == MPI_SUCCESS || rc == MPI_ERR_IN_STATUS) && *outcount != MPI_UNDEFINED) {
+            for (int k = 0; k < *outcount; ++k) ++indices[k];  // Fortran indices start at 1
+          }
+          return rc;
+        }())
 AUGUR_F(test, (F * req, F* flag, F* s, F* ierr), PMPI_Test(req, flag, st(s)))
 AUGUR_F(testall, (F * n, F* reqs, F* flag, F* s, F* ierr), PMPI_Testall(*n, reqs, flag, st(s)))
+AUGUR_F(testany, (F * n, F* reqs, F* idx, F* flag, F* s, F* ierr),
+        [&] {
+          const int rc = PMPI_Testany(*n, reqs, idx, flag, st(s));
+          if (rc == MPI_SUCCESS && *idx != MPI_UNDEFINED) ++*idx;  // Fortran indices start at 1
+          return rc;
+        }())
 AUGUR_F(request_free, (F * req, F* ierr), PMPI_Request_free(req))
 AUGUR_F(cancel, (F * req, F* ierr), PMPI_Cancel(req))
+AUGUR_F(test_cancelled, (F * s, F* flag, F* ierr), PMPI_Test_cancelled(st(s), flag))
 AUGUR_F(send_init, (void* b, F* n, F* t, F* dest, F* tag, F* comm, F* req, F* ierr),
         PMPI_Send_init(cbuf(b), *n, *t, *dest, *tag, *comm, req))
 AUGUR_F(recv_init, (void* b, F* n, F* t, F* src, F* tag, F* comm, F* req, F* ierr),
@@ -126,26 +153,54 @@ AUGUR_F(startall, (F * n, F* reqs, F* ierr), PMPI_Startall(*n, reqs))
 // Datatypes.
 AUGUR_F(type_contiguous, (F * n, F* old, F* nt, F* ierr), PMPI_Type_contiguous(*n, *old, nt))
 AUGUR_F(type_vector, (F * n, F* bl, F* stride, F* old, F* nt, F* ierr), PMPI_Type_vector(*n, *bl, *stride, *old, nt))
+AUGUR_F(type_create_hvector, (F * n, F* bl, MPI_Aint* stride, F* old, F* nt, F* ierr),
+        PMPI_Type_create_hvector(*n, *bl, *stride, *old, nt))
 AUGUR_F(type_indexed, (F * n, F* bl, F* d, F* old, F* nt, F* ierr), PMPI_Type_indexed(*n, bl, d, *old, nt))
+AUGUR_F(type_create_hindexed, (F * n, F* bl, MPI_Aint* d, F* old, F* nt, F* ierr),
+        PMPI_Type_create_hindexed(*n, bl, d, *old, nt))
+AUGUR_F(type_create_indexed_block, (F * n, F* bl, F* d, F* old, F* nt, F* ierr),
+        PMPI_Type_create_indexed_block(*n, *bl, d, *old, nt))
+AUGUR_F(type_create_struct, (F * n, F* bl, MPI_Aint* d, F* types, F* nt, F* ierr),
+        PMPI_Type_create_struct(*n, bl, d, types, nt))
+AUGUR_F(type_create_resized, (F * old, MPI_Aint* lb, MPI_Aint* extent, F* nt, F* ierr),
+        PMPI_Type_create_resized(*old, *lb, *extent, nt))
 AUGUR_F(type_create_subarray, (F * nd, F* sizes, F* subs, F* starts, F* order, F* old, F* nt, F* ierr),
         PMPI_Type_create_subarray(*nd, sizes, subs, starts, *order, *old, nt))
 AUGUR_F(type_commit, (F * t, F* ierr), PMPI_Type_commit(t))
 AUGUR_F(type_free, (F * t, F* ierr), PMPI_Type_free(t))
 AUGUR_F(type_size, (F * t, F* size, F* ierr), PMPI_Type_size(*t, size))
+AUGUR_F(type_get_extent, (F * t, MPI_Aint* lb, MPI_Aint* extent, F* ierr), PMPI_Type_get_extent(*t, lb, extent))
+AUGUR_F(pack, (void* in, F* n, F* t, void* out, F* outsize, F* pos, F* comm, F* ierr),
+        PMPI_Pack(cbuf(in), *n, *t, out, *outsize, pos, *comm))
+AUGUR_F(unpack, (void* in, F* insize, F* pos, void* out, F* n, F* t, F* comm, F* ierr),
+        PMPI_Unpack(in, *insize, pos, buf(out), *n, *t, *comm))
+AUGUR_F(pack_size, (F * n, F* t, F* comm, F* size, F* ierr), PMPI_Pack_size(*n, *t, *comm, size))
 
 // Communicators and topologies.
 AUGUR_F(comm_rank, (F * comm, F* rank, F* ierr), PMPI_Comm_rank(*comm, rank))
 AUGUR_F(comm_size, (F * comm, F* size, F* ierr), PMPI_Comm_size(*comm, size))
 AUGUR_F(comm_dup, (F * comm, F* nc, F* ierr), PMPI_Comm_dup(*comm, nc))
 AUGUR_F(comm_split, (F * comm, F* color, F* key, F* nc, F* ierr), PMPI_Comm_split(*comm, *color, *key, nc))
+AUGUR_F(comm_create, (F * comm, F* group, F* nc, F* ierr), PMPI_Comm_create(*comm, *group, nc))
 AUGUR_F(comm_free, (F * comm, F* ierr), PMPI_Comm_free(comm))
 AUGUR_F(comm_compare, (F * a, F* b, F* res, F* ierr), PMPI_Comm_compare(*a, *b, res))
+AUGUR_F(comm_group, (F * comm, F* group, F* ierr), PMPI_Comm_group(*comm, group))
+AUGUR_F(group_size, (F * group, F* size, F* ierr), PMPI_Group_size(*group, size))
+AUGUR_F(group_rank, (F * group, F* rank, F* ierr), PMPI_Group_rank(*group, rank))
+AUGUR_F(group_incl, (F * group, F* n, F* ranks, F* ng, F* ierr), PMPI_Group_incl(*group, *n, ranks, ng))
+AUGUR_F(group_excl, (F * group, F* n, F* ranks, F* ng, F* ierr), PMPI_Group_excl(*group, *n, ranks, ng))
+AUGUR_F(group_union, (F * a, F* b, F* ng, F* ierr), PMPI_Group_union(*a, *b, ng))
+AUGUR_F(group_translate_ranks, (F * a, F* n, F* ranks_a, F* b, F* ranks_b, F* ierr),
+        PMPI_Group_translate_ranks(*a, *n, ranks_a, *b, ranks_b))
+AUGUR_F(group_free, (F * group, F* ierr), PMPI_Group_free(group))
 AUGUR_F(dims_create, (F * nn, F* nd, F* dims, F* ierr), PMPI_Dims_create(*nn, *nd, dims))
 AUGUR_F(cart_create, (F * comm, F* nd, F* dims, F* periods, F* reorder, F* nc, F* ierr),
         PMPI_Cart_create(*comm, *nd, dims, periods, *reorder, nc))
 AUGUR_F(cart_coords, (F * comm, F* rank, F* maxd, F* coords, F* ierr), PMPI_Cart_coords(*comm, *rank, *maxd, coords))
 AUGUR_F(cart_rank, (F * comm, F* coords, F* rank, F* ierr), PMPI_Cart_rank(*comm, coords, rank))
 AUGUR_F(cart_shift, (F * comm, F* dir, F* disp, F* src, F* dst, F* ierr), PMPI_Cart_shift(*comm, *dir, *disp, src, dst))
+// remain_dims is LOGICAL: gfortran's default LOGICAL is a 4-byte integer, nonzero for .true.
+AUGUR_F(cart_sub, (F * comm, F* remain, F* nc, F* ierr), PMPI_Cart_sub(*comm, remain, nc))
 
 // Collectives.
 AUGUR_F(barrier, (F * comm, F* ierr), PMPI_Barrier(*comm))
@@ -172,6 +227,8 @@ AUGUR_F(alltoallv, (void* sb, F* sn, F* sd, F* st_, void* rb, F* rn, F* rd, F* r
         PMPI_Alltoallv(cbuf(sb), sn, sd, *st_, buf(rb), rn, rd, *rt, *comm))
 AUGUR_F(reduce_scatter, (void* sb, void* rb, F* rn, F* t, F* op, F* comm, F* ierr),
         PMPI_Reduce_scatter(cbuf(sb), buf(rb), rn, *t, *op, *comm))
+AUGUR_F(reduce_scatter_block, (void* sb, void* rb, F* rn, F* t, F* op, F* comm, F* ierr),
+        PMPI_Reduce_scatter_block(cbuf(sb), buf(rb), *rn, *t, *op, *comm))
 AUGUR_F(scan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* ierr), PMPI_Scan(cbuf(sb), buf(rb), *n, *t, *op, *comm))
 AUGUR_F(exscan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* ierr),
         PMPI_Exscan(cbuf(sb), buf(rb), *n, *t, *op, *comm))
