@@ -28,6 +28,7 @@ constexpr std::array kSettings{
     Setting{"AUGUR_KEEPALIVE_MS", "1000", "while waiting, check this often whether a rank died (ms), so a dead peer is reported, not waited for"},
     Setting{"AUGUR_RCACHE_MAX_BYTES", "1073741824", "bound on memory the registration cache keeps registered (bytes)"},
     Setting{"AUGUR_RCACHE_MAX_ENTRIES", "1024", "bound on regions the registration cache keeps registered"},
+    Setting{"AUGUR_RCACHE_TRACK", "1", "1: keep user buffers registered between operations, safe because memory given back to the kernel is seen (glibc malloc keeps freed memory mapped; munmap, mremap, madvise, MAP_FIXED mmap and shmdt are interposed); 0: no hooks, deregister each buffer when its operation ends"},
     Setting{"AUGUR_BOOTSTRAP", "", "host:port of the job's key-value exchange (set by augurrun)"},
     Setting{"AUGUR_RANK", "0", "this process's rank in the job (set by augurrun)"},
     Setting{"AUGUR_SIZE", "1", "number of processes in the job (set by augurrun)"},

@@ -1,6 +1,5 @@
 #include "augur/host/engine.h"
 
-#include <malloc.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sched.h>
@@ -283,20 +282,12 @@ nic::RegCacheCounters Engine::rcache_sum() const {
   c.misses += r.misses;
   c.evictions += r.evictions;
   c.invalidations += r.invalidations;
+  c.releases += r.releases;
   c.refused += r.refused;
   return c;
 }
 
-void keep_heap_mapped() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    mallopt(M_MMAP_MAX, 0);
-    mallopt(M_TRIM_THRESHOLD, -1);
-  });
-}
-
 Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConfig& cfg) {
-  keep_heap_mapped();
   std::unique_ptr<Engine> e(new Engine(boot, cfg));
   AUGUR_ASSIGN_OR_RETURN(nic::EndpointOptions opt, nic::endpoint_options_from_settings());
   AUGUR_ASSIGN_OR_RETURN(nic::Context ctx, nic::Context::open(opt.device));
@@ -482,6 +473,8 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
   for (std::uint32_t k = 0; k < p.given.size(); ++k) {
     GivenCredit& g = p.given[k];
     if (g.state != State::kPending || g.buf != buf || g.cap != len || g.context != context || g.tag != tag) continue;
+    // Staged before the program released that memory: the credit names the old pages.
+    if (g.pin.stale()) break;
     nic::CreditArm a = armed;
     a.generation = g.generation;
     AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_arm(k, a));
@@ -538,7 +531,7 @@ Status Engine::stage_credit(const predictor::RecvCall& call) {
   for (GivenCredit& g : p.given) {
     // An armed credit for the same buffer belongs to the receive posted now, not the next one.
     if (g.state == State::kPending && g.buf == buf && g.cap == call.count && g.context == call.comm &&
-        g.tag == call.tag) {
+        g.tag == call.tag && !g.pin.stale()) {
       return Status::Ok();  // already staged
     }
     if (g.state == State::kPending) ++staged;

@@ -34,7 +34,14 @@ void RegCache::Handle::reset() {
 
 const Registration& RegCache::Handle::reg() const { return e_->reg; }
 
-RegCache::RegCache(RegisterFn reg, RegCacheLimits limits) : register_(std::move(reg)), limits_(limits) {}
+bool RegCache::Handle::stale() const {
+  if (e_ == nullptr) return true;
+  cache_->drain_releases();
+  return !e_->indexed;
+}
+
+RegCache::RegCache(RegisterFn reg, RegCacheLimits limits)
+    : register_(std::move(reg)), limits_(limits), keep_(limits.keep_unused && releases_tracked()) {}
 
 RegCache::~RegCache() = default;  // handles must not outlive the cache
 
@@ -55,6 +62,7 @@ Result<RegCache::Handle> RegCache::acquire(const void* addr, std::size_t length)
   if (length == 0 || lo + length < lo) {
     return Status(Code::kInvalidArgument, "registration of " + std::to_string(length) + " bytes at " + std::to_string(lo));
   }
+  drain_releases();
   if (Entry* e = find(lo, lo + length)) {
     ++counters_.hits;
     if (e->pins++ == 0) lru_.erase(e->lru);
@@ -71,6 +79,7 @@ Result<RegCache::Handle> RegCache::acquire(const void* addr, std::size_t length)
                       " regions (" + std::to_string(bytes_) + " bytes in " + std::to_string(index_.size()) +
                       " regions, the rest in use)");
   }
+  watch_.watch(a, a + len);  // before registering: a release from now on is seen
   AUGUR_ASSIGN_OR_RETURN(Registration reg, register_(a, len));
   auto owned = std::make_unique<Entry>();
   owned->reg = std::move(reg);
@@ -98,6 +107,7 @@ void RegCache::unpin(Entry* e) {
     return;
   }
   e->lru = lru_.insert(lru_.end(), e);
+  if (!keep_) erase(e);
 }
 
 void RegCache::erase(Entry* e) {
@@ -119,14 +129,29 @@ void RegCache::erase(Entry* e) {
 
 void RegCache::invalidate(const void* addr, std::size_t length) {
   const auto lo = reinterpret_cast<std::uintptr_t>(addr);
-  const std::uintptr_t hi = lo + length;
+  const std::uintptr_t hi = length > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + length;
   std::vector<Entry*> doomed;
   for (auto& [start, e] : index_) {
-    if (start < hi && lo < start + e->reg.length) doomed.push_back(e.get());
+    if (start >= hi) break;  // ordered by start
+    if (lo < start + e->reg.length) doomed.push_back(e.get());
   }
   for (Entry* e : doomed) {
     ++counters_.invalidations;
     erase(e);
+  }
+}
+
+void RegCache::drain_releases() {
+  if (!watch_.pending()) return;
+  const ReleaseWatch::Released r = watch_.take();
+  if (r.all) {
+    ++counters_.releases;
+    invalidate(nullptr, UINTPTR_MAX);
+    return;
+  }
+  for (std::size_t i = 0; i < r.count; ++i) {
+    ++counters_.releases;
+    invalidate(reinterpret_cast<const void*>(r.ranges[i].lo), r.ranges[i].hi - r.ranges[i].lo);
   }
 }
 
@@ -148,6 +173,9 @@ Result<RegCacheLimits> reg_cache_limits_from_settings() {
   AUGUR_ASSIGN_OR_RETURN(std::int64_t entries, setting_int("AUGUR_RCACHE_MAX_ENTRIES", 1, 1 << 24));
   l.max_bytes = static_cast<std::size_t>(bytes);
   l.max_entries = static_cast<std::size_t>(entries);
+  // Read (as "not 0") before main by mem_release.cpp's constructor; validated here.
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t track, setting_int("AUGUR_RCACHE_TRACK", 0, 1));
+  l.keep_unused = track == 1;
   return l;
 }
 

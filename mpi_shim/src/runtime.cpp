@@ -302,8 +302,6 @@ Err init_job(int required, int* provided) {
     if (!b.ok()) return from_status(b.status().context("bootstrap (AUGUR_BOOTSTRAP)"));
     s.boot = std::move(b.value());
   }
-  // Before any buffer of the program's exists: keep the heap mapped (host::keep_heap_mapped).
-  augur::host::keep_heap_mapped();
   auto cfg = augur::host::engine_config_from_settings();
   if (!cfg.ok()) return from_status(cfg.status());
   s.keepalive_ns = static_cast<std::int64_t>(cfg.value().keepalive_ms) * 1'000'000;

@@ -1,6 +1,13 @@
 // The registration cache with a fake registrar: counts registrations and deregistrations.
 #include "augur/nic/reg_cache.h"
+#include "augur/nic/mem_release.h"
 
+#include <malloc.h>
+#include <sys/mman.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -152,6 +159,147 @@ TEST(RegCache, RandomizedWorkloadKeepsBothBounds) {
   }
   held.clear();
   EXPECT_LE(dev.live_bytes, lim.max_bytes);
+}
+
+
+bool tracking_off_by_setting() {
+  const char* v = std::getenv("AUGUR_RCACHE_TRACK");
+  return v != nullptr && std::strcmp(v, "0") == 0;
+}
+
+// A reported release drops every cached region it touches; the next acquire registers again.
+TEST(RegCache, ReleasedMemoryIsRegisteredAgain) {
+  if (tracking_off_by_setting()) GTEST_SKIP() << "run by nic_reg_cache_untracked instead";
+  ASSERT_TRUE(releases_tracked()) << release_tracking();
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {});
+  char* base = arena + 8 * 4096;
+  ASSERT_TRUE(cache.acquire(base, 3 * 4096).ok());
+  ASSERT_TRUE(cache.acquire(base + 10 * 4096, 100).ok());
+  EXPECT_EQ(dev.live, 2);  // both cached, unpinned
+  note_release(base + 4096, 10);  // one byte of a region is enough
+  EXPECT_TRUE(cache.acquire(base + 10 * 4096, 100).ok());  // untouched: still a hit
+  EXPECT_EQ(cache.counters().hits, 1u);
+  EXPECT_EQ(cache.counters().releases, 1u);
+  EXPECT_EQ(cache.counters().invalidations, 1u);
+  EXPECT_EQ(dev.live, 1);
+  ASSERT_TRUE(cache.acquire(base, 3 * 4096).ok());
+  EXPECT_EQ(cache.counters().misses, 3u);
+  EXPECT_EQ(dev.registered, 3);
+  note_release(base + 3 * 4096, 4096);  // right after the first region, not in it
+  ASSERT_TRUE(cache.acquire(base, 3 * 4096).ok());
+  EXPECT_EQ(cache.counters().hits, 2u);
+}
+
+// A region in use when its memory is released: the handle reports it stale, the registration
+// lives until the handle goes, and nobody else gets it.
+TEST(RegCache, RegionReleasedWhileInUseIsStale) {
+  if (tracking_off_by_setting()) GTEST_SKIP() << "run by nic_reg_cache_untracked instead";
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {});
+  auto h = cache.acquire(arena + 20 * 4096, 4096);
+  ASSERT_TRUE(h.ok());
+  EXPECT_FALSE(h->stale());
+  note_release(arena + 20 * 4096, 4096);
+  EXPECT_TRUE(h->stale());
+  EXPECT_EQ(dev.live, 1);
+  auto again = cache.acquire(arena + 20 * 4096, 4096);
+  ASSERT_TRUE(again.ok());
+  EXPECT_NE(again->lkey(), h->lkey());
+  h->reset();
+  EXPECT_EQ(dev.live, 1);
+  EXPECT_FALSE(again->stale());
+}
+
+// Many releases at once (more than a watch keeps): everything is dropped.
+TEST(RegCache, ReleaseStormDropsEverything) {
+  if (tracking_off_by_setting()) GTEST_SKIP() << "run by nic_reg_cache_untracked instead";
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {});
+  ASSERT_TRUE(cache.acquire(arena + 40 * 4096, 4096).ok());
+  ASSERT_TRUE(cache.acquire(arena + 50 * 4096, 4096).ok());
+  for (std::size_t i = 0; i <= ReleaseWatch::kMaxRanges; ++i) note_release(arena + 40 * 4096 + i, 1);
+  cache.drain_releases();
+  EXPECT_EQ(cache.entries(), 0u);
+  EXPECT_EQ(dev.live, 0);
+}
+
+// The hooks themselves: the program's own calls are seen. Release builds interpose munmap,
+// madvise, mremap and MAP_FIXED mmap and keep glibc's heap mapped; sanitizer builds, whose
+// allocators unmap internally, see every free() instead.
+TEST(RegCache, ProgramReleasesAreSeen) {
+  if (tracking_off_by_setting()) GTEST_SKIP() << "run by nic_reg_cache_untracked instead";
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {});
+  std::uint64_t releases = 0;
+  auto cached_then_released = [&](void* p, std::size_t n, const std::function<void()>& release) {
+    ASSERT_TRUE(cache.acquire(p, n).ok());
+    const int before = dev.registered;
+    ASSERT_TRUE(cache.acquire(p, n).ok());
+    ASSERT_EQ(dev.registered, before);  // a hit
+    release();
+    cache.drain_releases();
+    EXPECT_EQ(cache.counters().releases, ++releases);
+  };
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  EXPECT_STREQ(release_tracking(), "sanitizer-free-hook");
+  void* m = std::malloc(std::size_t{3} << 20);
+  ASSERT_NE(m, nullptr);
+  cached_then_released(m, std::size_t{3} << 20, [m] { std::free(m); });
+  auto* v = new std::vector<char>(5000);
+  char* d = v->data();
+  cached_then_released(d, 5000, [v] { delete v; });
+#else
+  EXPECT_STREQ(release_tracking(), "malloc-hooks");
+  constexpr std::size_t kLen = 16 * 4096;
+  auto* p = static_cast<char*>(::mmap(nullptr, kLen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(p, MAP_FAILED);
+  cached_then_released(p, 4096, [p] { ASSERT_EQ(::madvise(p, 4096, MADV_DONTNEED), 0); });
+  cached_then_released(p + 4096, 4096, [p] {
+    ASSERT_EQ(::mmap(p + 4096, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0), p + 4096);
+  });
+  char* q = nullptr;
+  cached_then_released(p + 2 * 4096, 4096, [&] {
+    q = static_cast<char*>(::mremap(p, kLen, 2 * kLen, MREMAP_MAYMOVE));
+    ASSERT_NE(q, MAP_FAILED);
+  });
+  ASSERT_EQ(::madvise(q, 4096, MADV_WILLNEED), 0);  // keeps the pages: not a release
+  cache.drain_releases();
+  EXPECT_EQ(cache.counters().releases, releases);
+  cached_then_released(q, 2 * kLen, [q] { ASSERT_EQ(::munmap(q, 2 * kLen), 0); });
+  // glibc's free() gives nothing back: large blocks come from the heap, which is never trimmed.
+  void* big = std::malloc(std::size_t{64} << 20);
+  ASSERT_NE(big, nullptr);
+  EXPECT_EQ(mallinfo2().hblks, 0u) << "a 64 MiB block was mmap'd: free() would unmap it unseen";
+  std::free(big);
+#endif
+  EXPECT_EQ(dev.live, 0);  // each released region was deregistered
+}
+
+// A cache that cannot rely on tracking keeps no region that no handle uses. Under
+// AUGUR_RCACHE_TRACK=0 (ctest nic_reg_cache_untracked) that is every cache, and malloc is left
+// alone; otherwise keep_unused=false asks for the same.
+TEST(RegCache, UntrackedCacheKeepsNothingUnused) {
+  RegCacheLimits lim;
+  if (tracking_off_by_setting()) {
+    EXPECT_FALSE(releases_tracked());
+    EXPECT_STREQ(release_tracking(), "off");
+  } else {
+    lim.keep_unused = false;
+  }
+  FakeDevice dev;
+  RegCache cache(dev.fn(), lim);
+  {
+    auto h = cache.acquire(arena, 100);
+    ASSERT_TRUE(h.ok());
+    auto inside = cache.acquire(arena + 50, 10);  // in use: shared
+    ASSERT_TRUE(inside.ok());
+    EXPECT_EQ(dev.registered, 1);
+  }
+  EXPECT_EQ(dev.live, 0);
+  EXPECT_EQ(cache.entries(), 0u);
+  ASSERT_TRUE(cache.acquire(arena, 100).ok());
+  EXPECT_EQ(dev.registered, 2);
 }
 
 }  // namespace

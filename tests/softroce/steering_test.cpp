@@ -5,6 +5,9 @@
 // that has the go also has the credit, and its next matching message must be placed directly.
 // Each case checks the data, the guard bytes after the buffer, the path and the counters; the
 // ordering cases are the ones where using a credit would break MPI matching.
+#include <sys/mman.h>
+
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <vector>
@@ -12,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "augur/host/engine.h"
+#include "augur/nic/mem_release.h"
 #include "ranks.h"
 
 namespace augur::host {
@@ -301,6 +305,105 @@ Status suspend_main(std::uint16_t port, int rank) {
 }
 
 TEST(Steering, PersistentMispredictionSuspendsPrediction) { run_ranks(2, suspend_main); }
+
+// Memory the program gives back to the kernel and maps again at the same address is new pages:
+// registrations cached (or credits staged by prediction) for the old ones must not be used.
+// Both ranks unmap and map their buffers again between rounds, at the same addresses: the
+// receiver's arena (predicted direct credits, rendezvous destination) and the sender's
+// rendezvous source. Every round's data must arrive, and the receives stay direct.
+class Remapped {
+ public:
+  static Result<Remapped> map(std::size_t bytes) {
+    Remapped m;
+    m.bytes_ = bytes;
+    void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return errno_status(errno, "mmap");
+    m.p_ = static_cast<std::byte*>(p);
+    return m;
+  }
+  Remapped() = default;
+  Remapped(Remapped&& o) noexcept : p_(std::exchange(o.p_, nullptr)), bytes_(o.bytes_) {}
+  Remapped& operator=(Remapped&&) = delete;
+  ~Remapped() {
+    if (p_ != nullptr) ::munmap(p_, bytes_);
+  }
+  std::byte* data() const { return p_; }
+  // Unmaps the range and maps fresh zero pages at the same address.
+  Status remap() {
+    if (::munmap(p_, bytes_) != 0) return errno_status(errno, "munmap");
+    // Sanitizer builds see releases through their allocator's free hook, not munmap
+    // (nic/mem_release.h): the test reports this one itself there.
+    if (std::strcmp(nic::release_tracking(), "sanitizer-free-hook") == 0) nic::note_release(p_, bytes_);
+    void* q = ::mmap(p_, bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+    if (q == MAP_FAILED) return errno_status(errno, "mmap at the released address");
+    CHECK(q == p_, "mmap did not return the released address");
+    return Status::Ok();
+  }
+
+ private:
+  std::byte* p_ = nullptr;
+  std::size_t bytes_ = 0;
+};
+
+Status remap_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, Steering::kPredicted));
+  Engine& e = *j.e;
+  constexpr std::size_t kRounds = 30, kPerRound = 3, kBytes = 256, kSlot = 4096, kLarge = 5 * kEager + 3;
+  constexpr std::int32_t kLargeTag = 20;
+  CHECK(nic::releases_tracked(), std::string("memory releases are not tracked: ") + nic::release_tracking());
+  AUGUR_ASSIGN_OR_RETURN(Remapped arena, Remapped::map(kPerRound * kSlot + kLarge + kSlot));
+  std::byte* large = arena.data() + kPerRound * kSlot;
+  if (rank == 1) {
+    for (std::size_t r = 0; r < kRounds; ++r) {
+      AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+      for (std::size_t m = 0; m < kPerRound; ++m) {
+        AUGUR_RETURN_IF_ERROR(send_pattern(e, kBytes, static_cast<std::int32_t>(10 + m), r * kPerRound + m));
+      }
+      for (std::size_t k = 0; k < kLarge; ++k) large[k] = pattern(1000 + r, k);
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e.isend(large, kLarge, 0, kLargeTag, kCtx));
+      AUGUR_RETURN_IF_ERROR(e.wait(s, kWaitMs));
+      CHECK(s->path == Path::kRendezvous, "large send not by rendezvous");
+      AUGUR_RETURN_IF_ERROR(arena.remap());
+    }
+    CHECK(e.rcache_counters().releases >= kRounds - 1, "sender saw no releases: " + e.stats_line());
+    return Status::Ok();
+  }
+  std::size_t direct = 0;
+  for (std::size_t r = 0; r < kRounds; ++r) {
+    std::fill(arena.data(), large + kLarge + kGuard, std::byte{0xcc});
+    std::vector<RequestPtr> reqs;
+    for (std::size_t m = 0; m < kPerRound; ++m) {
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr q, e.irecv(arena.data() + m * kSlot, kBytes, 1, static_cast<std::int32_t>(10 + m), kCtx));
+      reqs.push_back(q);
+    }
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr lq, e.irecv(large, kLarge, 1, kLargeTag, kCtx));
+    AUGUR_RETURN_IF_ERROR(go(e, 1));
+    for (std::size_t m = 0; m < kPerRound; ++m) {
+      AUGUR_RETURN_IF_ERROR(e.wait(reqs[m], kWaitMs));
+      AUGUR_RETURN_IF_ERROR(check_pattern(std::vector<std::byte>(arena.data() + m * kSlot, arena.data() + (m + 1) * kSlot),
+                                          kBytes, r * kPerRound + m, "remapped receive buffer"));
+      direct += reqs[m]->path == Path::kDirect ? 1u : 0u;
+    }
+    AUGUR_RETURN_IF_ERROR(e.wait(lq, kWaitMs));
+    CHECK(lq->path == Path::kRendezvous && lq->length == kLarge, "large receive not by rendezvous");
+    for (std::size_t k = 0; k < kLarge + kGuard; ++k) {
+      const std::byte want = k < kLarge ? pattern(1000 + r, k) : std::byte{0xcc};
+      CHECK(large[k] == want, "round " + std::to_string(r) + ": large message byte " + std::to_string(k));
+    }
+    AUGUR_RETURN_IF_ERROR(arena.remap());
+  }
+  const EngineCounters& c = e.counters();
+  const nic::RegCacheCounters rc = e.rcache_counters();
+  std::printf("%s rcache_releases=%llu rcache_invalidations=%llu\n", e.stats_line().c_str(),
+              static_cast<unsigned long long>(rc.releases), static_cast<unsigned long long>(rc.invalidations));
+  CHECK(direct == kRounds * kPerRound, "receives into remapped buffers not all direct: " + std::to_string(direct));
+  CHECK(c.pred_hits >= (kRounds - 4) * kPerRound, "the cycle was not predicted: " + e.stats_line());
+  CHECK(rc.releases >= kRounds - 1 && rc.invalidations >= kRounds - 1, "receiver saw no releases");
+  CHECK(rc.misses >= kRounds, "registrations of released memory were reused: " + e.stats_line());
+  return Status::Ok();
+}
+
+TEST(Steering, ReleasedAndRemappedBuffersAreRegisteredAgain) { run_ranks(2, remap_main); }
 
 }  // namespace
 }  // namespace augur::host

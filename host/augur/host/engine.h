@@ -94,15 +94,6 @@ struct EngineConfig {
   int assist_core = -1;                   // logical core for the assist thread; -1: near the adapter
 };
 
-// The registration caches keep buffers registered after the program frees them (that is what
-// makes them pay), with no hook on free/munmap: memory that glibc returned to the kernel and
-// mapped again at the same address would be new pages behind a stale registration, and RDMA
-// would go to the old ones. Like Open MPI's leave-pinned mode, augur keeps the heap mapped instead
-// (no mmap'd chunks, no trimming), so a reused heap address is the same pages. Engine::create
-// calls it; call it earlier (MPI_Init does) so that no buffer predates it. Memory the program
-// maps and unmaps itself is not covered (docs/runtime.md).
-void keep_heap_mapped();
-
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
 // AUGUR_ASSIST, AUGUR_ASSIST_CORE.

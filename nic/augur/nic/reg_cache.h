@@ -3,7 +3,10 @@
 // Bounded in bytes and in entries; never grows past either bound: regions in use are pinned and
 // never evicted, and when only pinned regions are left a request fails with kResourceExhausted
 // (the caller then takes a copy path) instead of registering more. LRU eviction of unpinned
-// regions; explicit invalidation for memory being freed. Single-threaded: the assist thread owns it.
+// regions; invalidation of memory the program gave back to the kernel (seen through
+// mem_release.h, drained before every lookup) or explicitly. When releases are not tracked
+// (AUGUR_RCACHE_TRACK=0) a region is deregistered as soon as no handle uses it: a cached one could
+// outlive its pages. Single-threaded: the assist thread owns it.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +16,7 @@
 #include <map>
 #include <memory>
 
+#include "augur/nic/mem_release.h"
 #include "augur/status.h"
 
 namespace augur::nic {
@@ -31,6 +35,7 @@ using RegisterFn = std::function<Result<Registration>(std::uintptr_t addr, std::
 struct RegCacheLimits {
   std::size_t max_bytes = std::size_t{1} << 30;
   std::size_t max_entries = 1024;
+  bool keep_unused = true;  // keep regions no handle uses (only when releases are tracked)
 };
 
 struct RegCacheCounters {
@@ -39,6 +44,7 @@ struct RegCacheCounters {
   std::uint64_t evictions = 0;
   std::uint64_t invalidations = 0;
   std::uint64_t refused = 0;  // requests that would have crossed a bound
+  std::uint64_t releases = 0;  // ranges the program gave back to the kernel that touched the cache
 };
 
 class RegCache {
@@ -58,6 +64,8 @@ class RegCache {
     [[nodiscard]] const Registration& reg() const;
     [[nodiscard]] std::uint32_t lkey() const { return reg().lkey; }
     [[nodiscard]] std::uint32_t rkey() const { return reg().rkey; }
+    // The memory was released since this handle was made: its registration names old pages.
+    [[nodiscard]] bool stale() const;
     explicit operator bool() const { return e_ != nullptr; }
 
    private:
@@ -77,6 +85,8 @@ class RegCache {
   // Drops every cached region overlapping [addr, addr+length) (memory about to be freed).
   // Pinned ones leave the index now and are deregistered when their last handle goes.
   void invalidate(const void* addr, std::size_t length);
+  // Applies the releases reported since the last call (acquire does it first).
+  void drain_releases();
 
   [[nodiscard]] const RegCacheCounters& counters() const noexcept { return counters_; }
   [[nodiscard]] std::size_t bytes() const noexcept { return bytes_; }
@@ -102,6 +112,8 @@ class RegCache {
   std::size_t bytes_ = 0;
   std::size_t max_len_ = 0;  // longest indexed region: bounds the backwards search
   std::list<std::unique_ptr<Entry>> orphans_;  // invalidated while pinned
+  bool keep_;
+  ReleaseWatch watch_;
 };
 
 }  // namespace augur::nic
