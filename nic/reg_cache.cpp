@@ -131,9 +131,9 @@ void RegCache::invalidate(const void* addr, std::size_t length) {
   const auto lo = reinterpret_cast<std::uintptr_t>(addr);
   const std::uintptr_t hi = length > UINTPTR_MAX - lo ? UINTPTR_MAX : lo + length;
   std::vector<Entry*> doomed;
-  for (auto& [start, e] : index_) {
-    if (start >= hi) break;  // ordered by start
-    if (lo < start + e->reg.length) doomed.push_back(e.get());
+  // Overlapping regions start before hi and no earlier than lo - max_len_ (as in find).
+  for (auto it = index_.lower_bound(lo > max_len_ ? lo - max_len_ : 0); it != index_.end() && it->first < hi; ++it) {
+    if (lo < it->first + it->second->reg.length) doomed.push_back(it->second.get());
   }
   for (Entry* e : doomed) {
     ++counters_.invalidations;
