@@ -24,20 +24,25 @@ std::string_view code_name(Code code) noexcept {
   return "UNKNOWN";
 }
 
+const std::string& Status::message() const noexcept {
+  static const std::string kEmpty;
+  return rep_ ? rep_->message : kEmpty;
+}
+
 std::string Status::to_string() const {
   if (ok()) return "OK";
-  std::string s(code_name(code_));
+  std::string s(code_name(rep_->code));
   s += ": ";
-  s += message_;
+  s += rep_->message;
   return s;
 }
 
 Status Status::context(std::string_view what) const {
-  if (ok()) return *this;
+  if (ok()) return {};
   std::string m(what);
   m += ": ";
-  m += message_;
-  return {code_, std::move(m)};
+  m += rep_->message;
+  return {rep_->code, std::move(m)};
 }
 
 Status errno_status(int err, std::string_view what) {

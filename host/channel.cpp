@@ -309,7 +309,17 @@ Status Channel::release(std::uint32_t slot) {
   return Status::Ok();
 }
 
-Status Channel::flush_credits() { return freed_ == freed_written_ ? Status::Ok() : write_credits(); }
+Status Channel::flush_credits() {
+  if (freed_ == freed_written_) return Status::Ok();
+  // A sender stalls only with all slots in flight, and then at least `slots` messages arrived
+  // here since the count it last heard: below half of that nobody can be waiting, and the count
+  // rides on our next header (or the quarter-ring batch) for free. Direct writes carry no
+  // header, so without this rule a ping-pong through credits would pay one write per message.
+  if (next_seq_in_ - static_cast<std::uint32_t>(freed_written_) < std::max<std::uint32_t>(1, cfg_.slots / 2)) {
+    return Status::Ok();
+  }
+  return write_credits();
+}
 
 Status Channel::write_credits() {
   if (outstanding_credit_writes_ >= cfg_.slots) return Status::Ok();  // send queue full: flushed later

@@ -258,6 +258,7 @@ std::string Engine::stats_line() const {
   kv("credits_armed_ahead", c.credits_armed_ahead);
   kv("pred_suspended", c.pred_suspended);
   kv("credit_pauses", c.credit_pauses);
+  kv("credits_rearmed", c.credits_rearmed);
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
   return s;
@@ -398,12 +399,20 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   }
   Peer& peer = peers_[static_cast<std::size_t>(dest)];
   if (peer.dead) return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
+  const bool eager = len <= cfg_.eager_limit && !synchronous;
+  if (eager && peer.out.empty()) {  // nothing queued ahead of it: send now, no queue entry
+    AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(peer, context, tag, {static_cast<const std::byte*>(buf), len}));
+    if (path != Path::kNone) {
+      finish(*req, path);  // copied into the send slot: the user buffer is free
+      return Status::Ok();
+    }
+  }
   OutMsg m{};
   m.context = context;
   m.tag = tag;
   m.length = static_cast<std::uint32_t>(len);
   m.req = req;
-  if (len <= cfg_.eager_limit && !synchronous) {
+  if (eager) {
     m.type = nic::MsgType::kEager;
     m.user = buf;
   } else {
@@ -464,11 +473,32 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
   return Status::Ok();
 }
 
+Engine::GivenCredit* Engine::slot_for_new_entry(Peer& p) {
+  using State = GivenCredit::State;
+  GivenCredit* best = nullptr;
+  for (State st : {State::kFree, State::kPending}) {
+    for (GivenCredit& g : p.given) {
+      if (g.state != st) continue;
+      const std::uint64_t age = st == State::kFree && !g.at_peer ? 0 : g.stamp + 1;
+      if (best == nullptr || age < (best->state == State::kFree && !best->at_peer ? 0 : best->stamp + 1)) best = &g;
+    }
+    if (best != nullptr) return best;
+  }
+  return nullptr;
+}
+
 Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context,
                            std::int32_t tag) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   using State = GivenCredit::State;
   const nic::CreditArm armed{nic::CreditState::kArmed, 0, p.ch->next_seq_in()};
+  auto take = [&](GivenCredit& g, std::uint32_t k) {
+    g.state = State::kArmed;
+    g.req = req;
+    g.stamp = ++credit_clock_;
+    req->credit_peer = peer;
+    req->credit_slot = static_cast<std::int32_t>(k);
+  };
   // Staged by prediction for exactly this receive: only the arm word travels.
   for (std::uint32_t k = 0; k < p.given.size(); ++k) {
     GivenCredit& g = p.given[k];
@@ -479,24 +509,36 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
     a.generation = g.generation;
     AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_arm(k, a));
     if (!written) return Status::Ok();  // no room in the send queue: this one goes by bounce
-    g.state = State::kArmed;
-    g.req = req;
-    req->credit_peer = peer;
-    req->credit_slot = static_cast<std::int32_t>(k);
+    take(g, k);
     ++counters_.credits_armed_ahead;
     return Status::Ok();
   }
-  // Otherwise a free slot, else one staged in vain.
-  auto pick = [&](State st) {
-    return std::find_if(p.given.begin(), p.given.end(), [&](const GivenCredit& g) { return g.state == st; });
-  };
-  auto it = pick(State::kFree);
-  if (it == p.given.end()) it = pick(State::kPending);
-  if (it == p.given.end()) return Status::Ok();  // all credits out: bounce
   Result<nic::RegCache::Handle> pin = recv_cache_->acquire(buf, len);
   if (!pin.ok()) return Status::Ok();  // cannot register (cache full): bounce
-  const auto k = static_cast<std::uint32_t>(it - p.given.begin());
-  GivenCredit& g = *it;
+  // The sender still holds this buffer's entry from an earlier receive, under the rkey it is
+  // registered with now (an rkey names one live region, so the old entry writes where a new
+  // one would): re-arm it with a new generation.
+  for (std::uint32_t k = 0; k < p.given.size(); ++k) {
+    GivenCredit& g = p.given[k];
+    if (g.state != State::kFree || !g.at_peer || g.buf != buf || g.cap != len || g.context != context ||
+        g.tag != tag || g.rkey != pin->rkey()) {
+      continue;
+    }
+    nic::CreditArm a = armed;
+    a.generation = (g.generation + 1) & 0xffffff;
+    AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_arm(k, a));
+    if (!written) return Status::Ok();
+    g.generation = a.generation;
+    g.pin = std::move(pin.value());
+    take(g, k);
+    ++counters_.credits_issued;
+    ++counters_.credits_rearmed;
+    return Status::Ok();
+  }
+  GivenCredit* slot = slot_for_new_entry(p);
+  if (slot == nullptr) return Status::Ok();  // all credits out: bounce
+  const auto k = static_cast<std::uint32_t>(slot - p.given.data());
+  GivenCredit& g = *slot;
   const std::uint32_t generation = (g.generation + 1) & 0xffffff;
   nic::CreditEntry e;
   e.addr = reinterpret_cast<std::uintptr_t>(buf);
@@ -511,9 +553,8 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
   if (!written) return Status::Ok();
   if (g.state == State::kPending) ++counters_.credits_revoked;  // the staged one it replaces
   ++counters_.credits_issued;
-  g = GivenCredit{State::kArmed, generation, req, buf, e.capacity, context, tag, std::move(pin.value())};
-  req->credit_peer = peer;
-  req->credit_slot = static_cast<std::int32_t>(k);
+  g = GivenCredit{State::kArmed, generation, req, buf, e.capacity, context, tag, std::move(pin.value()), e.rkey, true, 0};
+  take(g, k);
   return Status::Ok();
 }
 
@@ -526,23 +567,29 @@ Status Engine::stage_credit(const predictor::RecvCall& call) {
   if (p.dead || p.credit_pause > 0) return Status::Ok();
   using State = GivenCredit::State;
   const void* buf = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(call.buffer));
+  auto same = [&](const GivenCredit& g) {
+    return g.buf == buf && g.cap == call.count && g.context == call.comm && g.tag == call.tag;
+  };
   std::uint32_t staged = 0;
-  GivenCredit* free_slot = nullptr;
+  GivenCredit* retained = nullptr;
   for (GivenCredit& g : p.given) {
     // An armed credit for the same buffer belongs to the receive posted now, not the next one.
-    if (g.state == State::kPending && g.buf == buf && g.cap == call.count && g.context == call.comm &&
-        g.tag == call.tag && !g.pin.stale()) {
-      return Status::Ok();  // already staged
-    }
+    if (g.state == State::kPending && same(g) && !g.pin.stale()) return Status::Ok();  // already staged
     if (g.state == State::kPending) ++staged;
-    if (g.state == State::kFree && free_slot == nullptr) free_slot = &g;
+    if (g.state == State::kFree && g.at_peer && same(g)) retained = &g;
   }
-  if (free_slot == nullptr || staged >= cfg_.predict_depth) return Status::Ok();
+  if (retained == nullptr && staged >= cfg_.predict_depth) return Status::Ok();
   // A predicted buffer may no longer be mapped: then registration fails and nothing is staged.
   Result<nic::RegCache::Handle> pin = recv_cache_->acquire(buf, call.count);
   if (!pin.ok()) return Status::Ok();
-  const auto k = static_cast<std::uint32_t>(free_slot - p.given.data());
-  const std::uint32_t generation = (free_slot->generation + 1) & 0xffffff;
+  if (retained != nullptr && retained->rkey == pin->rkey()) {
+    retained->stamp = ++credit_clock_;  // the post re-arms it; keep it from being replaced
+    return Status::Ok();
+  }
+  GivenCredit* slot = slot_for_new_entry(p);
+  if (slot == nullptr || slot->state != State::kFree || staged >= cfg_.predict_depth) return Status::Ok();
+  const auto k = static_cast<std::uint32_t>(slot - p.given.data());
+  const std::uint32_t generation = (slot->generation + 1) & 0xffffff;
   nic::CreditEntry e;
   e.addr = call.buffer;
   e.rkey = pin->rkey();
@@ -553,7 +600,8 @@ Status Engine::stage_credit(const predictor::RecvCall& call) {
   AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_credit(k, e));
   if (!written) return Status::Ok();
   ++counters_.credits_issued;
-  *free_slot = GivenCredit{State::kPending, generation, nullptr, buf, e.capacity, call.comm, call.tag, std::move(pin.value())};
+  *slot = GivenCredit{State::kPending, generation, nullptr, buf, e.capacity, call.comm, call.tag, std::move(pin.value()),
+                      e.rkey, true, ++credit_clock_};
   return Status::Ok();
 }
 
@@ -682,11 +730,12 @@ Status Engine::on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generat
   return Status::Ok();
 }
 
-std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(Peer& p, const OutMsg& m) const {
-  const auto last = p.last_sent.find(envelope_key(m.context, m.tag));
+std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(Peer& p, std::uint32_t context,
+                                                                                 std::int32_t tag, std::size_t length) const {
+  const auto last = p.last_sent.find(envelope_key(context, tag));
   for (std::uint32_t k = 0; k < p.ch->credit_slots(); ++k) {
     std::optional<Channel::Credit> c = p.ch->armed_credit(k);
-    if (!c || c->entry.context != m.context || c->entry.tag != m.tag || c->entry.capacity < m.length) continue;
+    if (!c || c->entry.context != context || c->entry.tag != tag || c->entry.capacity < length) continue;
     if (p.revoked[k] == c->arm.generation + 1) continue;
     // Void when a message with this envelope went out since the receive was posted: that
     // message takes the receive.
@@ -763,33 +812,44 @@ void Engine::queue_control(int peer, nic::MsgType type, std::uint32_t slot, std:
   peers_[static_cast<std::size_t>(peer)].out.push_front(std::move(c));  // not matched: may pass data
 }
 
+Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, std::int32_t tag, std::span<const std::byte> body) {
+  const std::uint32_t seq = p.ch->next_seq();
+  // Only a sender that may use credits needs to know what it sent last per envelope.
+  if (cfg_.steering == Steering::kOff) {
+    AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(nic::MsgType::kEager, context, tag, static_cast<std::uint32_t>(body.size()), body));
+    return sent ? Path::kBounce : Path::kNone;
+  }
+  Path path = Path::kNone;
+  if (auto credit = usable_credit(p, context, tag, body.size())) {
+    AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send_direct(credit->first, credit->second, body));
+    if (!sent) return Path::kNone;
+    ++counters_.direct_sends;
+    path = Path::kDirect;
+  } else {
+    AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(nic::MsgType::kEager, context, tag, static_cast<std::uint32_t>(body.size()), body));
+    if (!sent) return Path::kNone;
+    path = Path::kBounce;
+  }
+  p.last_sent[envelope_key(context, tag)] = seq;
+  return path;
+}
+
 Status Engine::push_sends(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   while (!p.out.empty() && !p.dead) {
     OutMsg& m = p.out.front();
-    const std::uint32_t seq = p.ch->next_seq();
-    std::span<const std::byte> body = m.body;
-    if (m.type == nic::MsgType::kEager) body = {static_cast<const std::byte*>(m.user), m.length};
-    // Only a sender that may use credits needs to know what it sent last per envelope.
-    const bool steering = cfg_.steering != Steering::kOff;
-    const bool data = steering && (m.type == nic::MsgType::kEager || m.type == nic::MsgType::kRts);
-    if (m.type == nic::MsgType::kEager && steering) {
-      if (auto credit = usable_credit(p, m)) {
-        AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send_direct(credit->first, credit->second, body));
-        if (!sent) break;
-        p.last_sent[envelope_key(m.context, m.tag)] = seq;
-        ++counters_.direct_sends;
-        finish(*m.req, Path::kDirect);  // copied into the send slot: the user buffer is free
-        p.out.pop_front();
-        continue;
-      }
-    }
-    AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(m.type, m.context, m.tag, m.length, body));
-    if (!sent) break;  // out of credits: the rest waits, in order
-    if (data) p.last_sent[envelope_key(m.context, m.tag)] = seq;
     if (m.type == nic::MsgType::kEager) {
-      finish(*m.req, Path::kBounce);  // copied into the send slot: the user buffer is free
-    } else if (m.type == nic::MsgType::kRts) {
+      AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(p, m.context, m.tag, {static_cast<const std::byte*>(m.user), m.length}));
+      if (path == Path::kNone) break;  // out of credits: the rest waits, in order
+      finish(*m.req, path);            // copied into the send slot: the user buffer is free
+      p.out.pop_front();
+      continue;
+    }
+    const std::uint32_t seq = p.ch->next_seq();
+    AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(m.type, m.context, m.tag, m.length, m.body));
+    if (!sent) break;
+    if (m.type == nic::MsgType::kRts) {
+      if (cfg_.steering != Steering::kOff) p.last_sent[envelope_key(m.context, m.tag)] = seq;
       p.awaiting_fin.emplace_back(seq, std::move(m));
     }
     p.out.pop_front();
@@ -904,7 +964,7 @@ Status Engine::fail_peer(int peer, const Status& why) {
   })) {
   }
   for (auto& r : doomed) finish(*r, Path::kNone, why);
-  for (GivenCredit& g : p.given) g = GivenCredit{GivenCredit::State::kFree, g.generation, nullptr, nullptr, 0, 0, 0, {}};
+  for (GivenCredit& g : p.given) g = GivenCredit{GivenCredit::State::kFree, g.generation, nullptr, nullptr, 0, 0, 0, {}, 0, false, 0};
   return why;
 }
 

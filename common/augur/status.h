@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -28,24 +29,39 @@ enum class Code : std::uint8_t {
 
 std::string_view code_name(Code code) noexcept;
 
+// One pointer: an OK status is null, so creating, moving and testing it costs a word (the hot
+// paths return OK millions of times); an error owns its code and message on the heap.
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
-  Status(Code code, std::string message) : code_(code), message_(std::move(message)) {}
+  Status(Code code, std::string message)
+      : rep_(code == Code::kOk ? nullptr : std::make_unique<Rep>(Rep{code, std::move(message)})) {}
+  Status(const Status& o) : rep_(o.rep_ ? std::make_unique<Rep>(*o.rep_) : nullptr) {}
+  Status& operator=(const Status& o) {
+    if (this != &o) rep_ = o.rep_ ? std::make_unique<Rep>(*o.rep_) : nullptr;
+    return *this;
+  }
+  Status(Status&&) noexcept = default;
+  Status& operator=(Status&&) noexcept = default;
+  ~Status() = default;
 
   static Status Ok() { return {}; }
-  [[nodiscard]] bool ok() const noexcept { return code_ == Code::kOk; }
-  [[nodiscard]] Code code() const noexcept { return code_; }
-  [[nodiscard]] const std::string& message() const noexcept { return message_; }
+  [[nodiscard]] bool ok() const noexcept { return rep_ == nullptr; }
+  [[nodiscard]] Code code() const noexcept { return rep_ ? rep_->code : Code::kOk; }
+  [[nodiscard]] const std::string& message() const noexcept;
   // "CODE: message", or "OK".
   [[nodiscard]] std::string to_string() const;
   // Prefixes the message with what the caller was doing ("connect QP: ...").
   [[nodiscard]] Status context(std::string_view what) const;
 
  private:
-  Code code_ = Code::kOk;
-  std::string message_;
+  struct Rep {
+    Code code;
+    std::string message;
+  };
+  std::unique_ptr<Rep> rep_;
 };
+static_assert(sizeof(Status) == sizeof(void*));
 
 // Converts an errno value into a Status; `what` names the failed call ("ibv_reg_mr").
 Status errno_status(int err, std::string_view what);

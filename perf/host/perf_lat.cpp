@@ -5,7 +5,7 @@
 // row gives medians of half round trips (us) and ratios to raw verbs — under emulated RoCE only
 // the ratios mean anything. The ping-pong is osu_latency's: send then receive on one side,
 // receive then send on the other, so a receive is posted only after its own send.
-// Usage: augur-perf-lat [--iters N] [--rounds R] [--sizes a,b,c]
+// Usage: augur-perf-lat [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted]
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -30,6 +30,7 @@ struct Options {
   int iters = 200;
   int rounds = 5;
   std::vector<std::size_t> sizes = {1, 8, 64, 512, 4096, 8192, 65536, 1 << 20};
+  std::vector<host::Steering> modes = {std::begin(perf::kModes), std::end(perf::kModes)};
 };
 
 struct Raw {
@@ -124,11 +125,11 @@ double median(std::vector<double> v) {
 
 Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Options& opt) {
   const bool initiator = rank == 0;
-  AUGUR_ASSIGN_OR_RETURN(perf::Engines eng, perf::connect_engines(ports, rank));
+  AUGUR_ASSIGN_OR_RETURN(perf::Engines eng, perf::connect_engines(ports, rank, opt.modes));
   const std::size_t max = *std::max_element(opt.sizes.begin(), opt.sizes.end());
   AUGUR_ASSIGN_OR_RETURN(Raw raw, raw_setup(fd, max));
   std::vector<std::byte> tx(max, std::byte{1}), rx(max);
-  const std::size_t modes = std::size(perf::kModes);
+  const std::size_t modes = opt.modes.size();
   if (initiator) {
     const host::EngineConfig& cfg = eng.at(0).config();
     std::printf("# half round trip, median over %d rounds x %d iterations (us); ratios to raw verbs\n", opt.rounds, opt.iters);
@@ -136,8 +137,15 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
                 cfg.wait == host::WaitPolicy::kSpin ? "spin" : cfg.wait == host::WaitPolicy::kBlock ? "block" : "hybrid",
                 cfg.spin_us, eng.at(0).assist_placement() != nullptr ? "on" : "off", cfg.eager_limit);
     std::printf("# direct%%: messages the initiator received by direct placement\n");
-    std::printf("%8s %10s %10s %10s %10s %8s %8s %8s %8s %8s\n", "#bytes", "raw_verbs", "off", "posted", "predicted",
-                "off/raw", "post/raw", "pred/raw", "direct%", "pdirect%");
+    // Columns: bytes, raw, one latency per mode, one ratio per mode, direct% per steering mode
+    // (with all three modes: the layout scripts/main-job plots).
+    std::printf("%8s %10s", "#bytes", "raw_verbs");
+    for (host::Steering m : opt.modes) std::printf(" %10s", perf::mode_name(m));
+    for (host::Steering m : opt.modes) std::printf(" %8s", (std::string(perf::mode_name(m)).substr(0, 4) + "/raw").c_str());
+    for (host::Steering m : opt.modes) {
+      if (m != host::Steering::kOff) std::printf(" %8s", m == host::Steering::kPosted ? "direct%" : "pdirect%");
+    }
+    std::printf("\n");
   }
   for (std::size_t n : opt.sizes) {
     std::vector<double> raw_us;
@@ -165,8 +173,13 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
         const double got = static_cast<double>(c.direct_msgs + c.bounce_msgs + c.rndv_msgs - recvd0[m]);
         frac[m] = got > 0 ? 100.0 * static_cast<double>(c.direct_msgs - direct0[m]) / got : 0;
       }
-      std::printf("%8zu %10.2f %10.2f %10.2f %10.2f %8.2f %8.2f %8.2f %8.1f %8.1f\n", n, r, med[0], med[1], med[2],
-                  med[0] / r, med[1] / r, med[2] / r, frac[1], frac[2]);
+      std::printf("%8zu %10.2f", n, r);
+      for (std::size_t m = 0; m < modes; ++m) std::printf(" %10.2f", med[m]);
+      for (std::size_t m = 0; m < modes; ++m) std::printf(" %8.2f", med[m] / r);
+      for (std::size_t m = 0; m < modes; ++m) {
+        if (opt.modes[m] != host::Steering::kOff) std::printf(" %8.1f", frac[m]);
+      }
+      std::printf("\n");
       std::fflush(stdout);
     }
   }
@@ -187,8 +200,14 @@ int main(int argc, char** argv) {
       opt.sizes.clear();
       std::stringstream ss(argv[++i]);
       for (std::string tok; std::getline(ss, tok, ',');) opt.sizes.push_back(std::strtoull(tok.c_str(), nullptr, 10));
+    } else if (a == "--modes" && i + 1 < argc) {
+      opt.modes = augur::perf::parse_modes(argv[++i]);
+      if (opt.modes.empty()) {
+        std::fprintf(stderr, "augur-perf-lat: --modes takes off, posted, predicted, comma-separated\n");
+        return 2;
+      }
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--sizes a,b,c]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted]\n", argv[0]);
       return 2;
     }
   }
@@ -197,7 +216,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "augur-perf-lat: --iters, --rounds >= 1; sizes in [1, 64 MiB]\n");
     return 2;
   }
-  return augur::perf::run_two_ranks("augur-perf-lat", [&](const std::vector<std::uint16_t>& ports, int rank, int fd) {
-    return run(ports, rank, fd, opt);
-  });
+  return augur::perf::run_two_ranks(
+      "augur-perf-lat", [&](const std::vector<std::uint16_t>& ports, int rank, int fd) { return run(ports, rank, fd, opt); },
+      opt.modes.size());
 }

@@ -270,7 +270,10 @@ Status cycle_main(std::uint16_t port, int rank) {
   const EngineCounters cyc = e.counters();
   CHECK(direct == kRounds * kPerRound, "cyclic receives not all direct: " + std::to_string(direct));
   CHECK(cyc.pred_hits >= (kRounds - 4) * kPerRound, "few prediction hits: " + e.stats_line());
-  CHECK(cyc.credits_armed_ahead >= (kRounds - 4) * kPerRound, "predicted credits not armed ahead: " + e.stats_line());
+  // Posting only arms: a credit staged by prediction, or the buffer's entry still at the sender.
+  CHECK(cyc.credits_armed_ahead + cyc.credits_rearmed >= (kRounds - 4) * kPerRound,
+        "posts did not only arm a credit: " + e.stats_line());
+  CHECK(cyc.credits_armed_ahead >= 1, "no predicted credit was armed ahead: " + e.stats_line());
   direct = 0;
   AUGUR_RETURN_IF_ERROR(receive_rounds(e, kFreshRounds, kRounds, true, direct));
   const EngineCounters& c = e.counters();
@@ -283,6 +286,46 @@ Status cycle_main(std::uint16_t port, int rank) {
 }
 
 TEST(Steering, CyclicReceivesAreCreditedAheadAndFreshBuffersCostNothing) { run_ranks(2, cycle_main); }
+
+// Posted mode, one receive buffer used again and again: the sender keeps the buffer's entry, so
+// every post after the first writes only the arm word (credits_rearmed). A post that differs in
+// capacity or tag gets a whole entry of its own and leaves the first one in place.
+Status rearm_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, Steering::kPosted));
+  Engine& e = *j.e;
+  struct Post {
+    std::size_t cap, bytes;
+    std::int32_t tag;
+  };
+  std::vector<Post> posts(20, Post{256, 256, 5});
+  posts.push_back({512, 300, 5});  // same address, larger capacity: a new entry
+  posts.push_back({256, 100, 6});  // same address, other tag: a new entry
+  posts.push_back({256, 256, 5});  // the first entry again: re-armed
+  if (rank == 1) {
+    for (std::size_t i = 0; i < posts.size(); ++i) {
+      AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+      AUGUR_RETURN_IF_ERROR(send_pattern(e, posts[i].bytes, posts[i].tag, i));
+    }
+    CHECK(e.counters().direct_sends == posts.size(), "sender: direct sends " + std::to_string(e.counters().direct_sends));
+    return Status::Ok();
+  }
+  std::vector<std::byte> buf(512 + kGuard);
+  for (std::size_t i = 0; i < posts.size(); ++i) {
+    std::fill(buf.begin(), buf.end(), std::byte{0xcc});
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(buf.data(), posts[i].cap, 1, posts[i].tag, kCtx));
+    AUGUR_RETURN_IF_ERROR(go(e, 1));
+    AUGUR_RETURN_IF_ERROR(e.wait(r, kWaitMs));
+    CHECK(r->path == Path::kDirect && r->length == posts[i].bytes, "post " + std::to_string(i) + " was not placed directly");
+    AUGUR_RETURN_IF_ERROR(check_pattern(buf, posts[i].bytes, i, "re-armed buffer"));
+  }
+  const EngineCounters& c = e.counters();
+  CHECK(c.credits_issued == posts.size() && c.credits_used == posts.size(), "credits: " + e.stats_line());
+  CHECK(c.credits_rearmed == posts.size() - 3, "re-armed credits: " + e.stats_line());
+  std::printf("%s\n", e.stats_line().c_str());
+  return Status::Ok();
+}
+
+TEST(Steering, RepeatedReceiveBufferIsReArmedByItsArmWordAlone) { run_ranks(2, rearm_main); }
 
 // A predictor that never abstains (lru names its last k calls) on buffers that never repeat:
 // every prediction misses, so after one window of outcomes prediction is suspended.

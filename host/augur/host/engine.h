@@ -117,6 +117,7 @@ struct EngineCounters {
   std::uint64_t pred_abstains = 0;    // no prediction offered (or prediction suspended)
   std::uint64_t pred_suspended = 0;   // times prediction was turned off for a low hit ratio
   std::uint64_t credit_pauses = 0;    // times crediting a peer was paused for void credits
+  std::uint64_t credits_rearmed = 0;  // of credits_issued, re-armed by the arm word alone (entry already at the sender)
 };
 
 class Engine {
@@ -224,6 +225,12 @@ class Engine {
     std::uint32_t context = 0;
     std::int32_t tag = 0;
     nic::RegCache::Handle pin;
+    // The entry fields (buf, cap, context, tag, rkey) the sender's table holds for this slot:
+    // a later receive into the same buffer, still registered under the same rkey, re-arms it
+    // with the 8-byte arm word alone (a free slot keeps them; at_peer says they are there).
+    std::uint32_t rkey = 0;
+    bool at_peer = false;
+    std::uint64_t stamp = 0;  // when last armed or staged: the least recently used is replaced
   };
   struct Peer {
     std::unique_ptr<Channel> ch;
@@ -293,11 +300,17 @@ class Engine {
   // Direct placement (docs/runtime.md, "Direct placement and steering").
   Status give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context, std::int32_t tag);
   Status stage_credit(const predictor::RecvCall& call);
+  // The slot a new entry goes to: a free one (never written first, else least recently used),
+  // else a staged one (least recently used); null when every credit is out.
+  GivenCredit* slot_for_new_entry(Peer& p);
   void drop_credit(Request& r);  // its receive matched by a message not sent through the credit
   void credit_outcome(Peer& p, bool used);
   Status on_direct(int peer, std::uint32_t slot, std::uint32_t length);
   Status on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation);
-  std::optional<std::pair<std::uint32_t, nic::CreditEntry>> usable_credit(Peer& p, const OutMsg& m) const;
+  std::optional<std::pair<std::uint32_t, nic::CreditEntry>> usable_credit(Peer& p, std::uint32_t context, std::int32_t tag,
+                                                                          std::size_t length) const;
+  // Sends an eager message now, through a usable credit or a bounce slot; kNone: no room yet.
+  Result<Path> send_eager(Peer& p, std::uint32_t context, std::int32_t tag, std::span<const std::byte> body);
   Status observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
 
   Bootstrap& boot_;
@@ -317,6 +330,7 @@ class Engine {
   std::unordered_map<std::uint32_t, int> peer_of_qp_;
   EngineCounters counters_;
   // Prediction (Steering::kPredicted).
+  std::uint64_t credit_clock_ = 0;  // GivenCredit::stamp source
   std::unique_ptr<predictor::Predictor> predictor_;
   predictor::Interner interner_;
   std::vector<predictor::RecvCall> call_of_id_;
