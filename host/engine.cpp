@@ -469,7 +469,16 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
       AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
     }
   }
-  if (predictor_) AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
+  if (predictor_) {
+    // Crediting this peer is paused (its messages outrun our receives, as in a ping-pong): a
+    // prediction could not be used, so do not pay for one; counted as an abstention.
+    if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].credit_pause > 0) {
+      ++counters_.pred_abstains;
+      predicted_.clear();
+      return Status::Ok();
+    }
+    AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
+  }
   return Status::Ok();
 }
 
@@ -881,7 +890,7 @@ void Engine::deliver(int peer, const Arrival& a) {
       in.slot = a.slot;
       in.payload = a.payload;
       in.length = h.length;
-      if (auto r = match_.arrive({h.context, peer, h.tag}, in)) {
+      if (auto r = match_.arrive({h.context, peer, h.tag}, std::move(in))) {  // moved only when queued
         st = match_and_start(*r, in, h.tag);
       } else {
         ++counters_.unexpected_msgs;  // stays in its slot until a receive matches it
@@ -902,7 +911,7 @@ void Engine::deliver(int peer, const Arrival& a) {
       in.remote = rb.value();
       in.seq = h.seq;
       in.length = h.length;
-      if (auto r = match_.arrive({h.context, peer, h.tag}, in)) {
+      if (auto r = match_.arrive({h.context, peer, h.tag}, std::move(in))) {  // moved only when queued
         st = match_and_start(*r, in, h.tag);
       } else {
         ++counters_.unexpected_msgs;
@@ -1027,12 +1036,16 @@ Status Engine::progress_once() {
 
 Status Engine::wait(const RequestPtr& r, int timeout_ms) {
   if (assist_) return wait_assisted(r, timeout_ms);
+  // Done already (an eager send), or by the first poll: no clock read, which is a system call
+  // on some clock sources (hpet under qemu: 1 us) and would delay the caller's next message.
+  if (r->done.load(std::memory_order_acquire)) return r->status;
+  Status last = progress_once();
+  if (r->done.load(std::memory_order_acquire)) return r->status;
   using std::chrono::steady_clock;
   const auto start = steady_clock::now();
   const auto deadline = start + std::chrono::milliseconds(timeout_ms);
   const auto spin = std::chrono::microseconds(cfg_.wait == WaitPolicy::kBlock ? 0 : cfg_.spin_us);
   auto last_progress = start;
-  Status last;
   for (std::uint32_t spins = 1; !r->done; ++spins) {
     Status st = progress_once();
     if (!st.ok()) last = st;

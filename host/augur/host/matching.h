@@ -59,8 +59,10 @@ class MatchQueues {
   }
 
   // A message arrived. Returns the earliest-posted matching receive (removed), or queues the
-  // message as unexpected and returns nothing.
-  std::optional<RecvT> arrive(const Envelope& e, MsgT msg) {
+  // message as unexpected and returns nothing. `msg` is moved from only when it is queued: a
+  // matched message stays with the caller, uncopied.
+  std::optional<RecvT> arrive(const Envelope& e, const MsgT& msg) { return arrive(e, MsgT(msg)); }
+  std::optional<RecvT> arrive(const Envelope& e, MsgT&& msg) {
     Ctx& c = ctx_[e.context];
     auto src_it = c.posted.find(e.source);
     auto* by_src = src_it == c.posted.end() ? nullptr : &src_it->second;
