@@ -806,7 +806,7 @@ Status Engine::push_sends(int peer) {
     if (m.type == nic::MsgType::kEager) body = {static_cast<const std::byte*>(m.user), m.length};
     // Only a sender that may use credits needs to know what it sent last per envelope.
     const bool steering = cfg_.steering != Steering::kOff;
-    const bool data = steering && (m.type == nic::MsgType::kEager || m.type == nic::MsgType::kRts);
+    const bool data = steering && (m.type == nic::MsgType::kEager || m.type == nic::MsgType::kRts || m.type == nic::MsgType::kRtsRuns);
     if (m.type == nic::MsgType::kEager && steering) {
       if (auto credit = usable_credit(p, m)) {
         AUGUR_ASSIGN_OR_RETURN(bool sent, m.gather ? p.ch->try_send_direct_gather(credit->first, credit->second, m.length,
@@ -826,7 +826,7 @@ Status Engine::push_sends(int peer) {
     if (data) p.last_sent[envelope_key(m.context, m.tag)] = seq;
     if (m.type == nic::MsgType::kEager) {
       finish(*m.req, Path::kBounce);  // copied into the send slot: the user buffer is free
-    } else if (m.type == nic::MsgType::kRts) {
+    } else if (m.type == nic::MsgType::kRts || m.type == nic::MsgType::kRtsRuns) {
       p.awaiting_fin.emplace_back(seq, std::move(m));
     }
     p.out.pop_front();
