@@ -208,7 +208,7 @@ Status truncation_main(std::uint16_t port, int rank) {
     AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->isendv({}, peer, 7, 3));
     AUGUR_RETURN_IF_ERROR(e->wait(r, kWaitMs));
     AUGUR_ASSIGN_OR_RETURN(RequestPtr r2, e->isendv(empty_runs, peer, 8, 3, true));
-    AUGUR_RETURN_IF_ERROR(e->wait(r2, kWaitMs));
+    AUGUR_RETURN_IF_ERROR(e->wait(r2, kWaitMs).context("0-byte synchronous send"));
   } else {
     AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->irecvv(empty_runs, peer, 7, 3));
     AUGUR_RETURN_IF_ERROR(e->wait(r, kWaitMs));
@@ -224,7 +224,10 @@ Status truncation_main(std::uint16_t port, int rank) {
   CHECK(e->max_layout_runs() == 64, "default limit " + std::to_string(e->max_layout_runs()));
   const EngineCounters c = e->counters();
   CHECK(c.truncated == (rank == 1 ? cases.size() : 0), "truncated counter");
-  AUGUR_RETURN_IF_ERROR(boot->fence());
+  // The receiver keeps making progress (its FIN must leave) until the sender is done.
+  std::byte done{};
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr last, rank == 0 ? e->isend(&done, 1, peer, 10, 3) : e->irecv(&done, 1, peer, 10, 3));
+  AUGUR_RETURN_IF_ERROR(e->wait(last, kWaitMs).context("last message"));
   return Status::Ok();
 }
 
