@@ -156,7 +156,8 @@ bool Engine::run_commands() {
         }
         break;
       case Command::Kind::kSendV:
-        if (Status st = start_send_layout(c->req, c->peer, c->tag, c->context, c->synchronous); !st.ok() && !c->req->done) {
+        if (Status st = start_send(c->req, nullptr, c->len, c->peer, c->tag, c->context, c->synchronous);
+            !st.ok() && !c->req->done) {
           finish(*c->req, Path::kNone, st);
         }
         break;
@@ -399,6 +400,15 @@ Status Engine::check_recv(int source, std::int32_t tag) const {
 
 Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag,
                           std::uint32_t context, bool synchronous) {
+  if (!req->runs.empty()) {  // a layout (isendv): buf is null, len its total
+    ++counters_.sge_sends;
+    if (dest == rank_) {  // matched locally from a packed copy, as a contiguous send to oneself
+      std::vector<std::byte> packed(len);
+      gather(req->runs, packed.data(), len);
+      req->runs.clear();  // from here on a contiguous send of the packed copy
+      return start_send(req, packed.data(), len, dest, tag, context, synchronous);
+    }
+  }
   if (dest == rank_) {  // matched locally, from a copy: the send completes at once
     Incoming in{};
     in.peer = rank_;
@@ -434,6 +444,10 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   if (len <= cfg_.eager_limit && !synchronous) {
     m.type = nic::MsgType::kEager;
     m.user = buf;
+    m.gather = !req->runs.empty();  // straight from the runs into the send slot
+  } else if (!req->runs.empty()) {
+    AUGUR_ASSIGN_OR_RETURN(m.body, run_list_rts(req->runs, len, m.pins));
+    m.type = nic::MsgType::kRtsRuns;
   } else {
     m.type = nic::MsgType::kRts;
     nic::RemoteBuffer rb;
@@ -720,7 +734,6 @@ std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(
 
 Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag) {
   Request& r = *recv.req;
-  if (!r.runs.empty()) return match_layout(recv, msg, tag);
   drop_credit(r);
   r.source = msg.peer;
   r.tag = tag;
@@ -728,8 +741,14 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
   const std::size_t n = std::min(msg.length, recv.cap);
   const Status st = msg.length > recv.cap ? truncation(msg.length, recv.cap) : Status::Ok();
   if (!st.ok()) ++counters_.truncated;
+  const bool layout = !r.runs.empty();
+  if (layout) ++counters_.sge_recvs;
   if (msg.type == nic::MsgType::kEager) {
-    if (n > 0) std::memcpy(recv.buf, msg.payload.data(), n);  // never past the buffer
+    if (layout) {
+      scatter(msg.payload.data(), n, r.runs);  // never past the layout
+    } else if (n > 0) {
+      std::memcpy(recv.buf, msg.payload.data(), n);  // never past the buffer
+    }
     counters_.bytes_copied += n;
     const bool self = msg.peer == rank_;
     if (!self) AUGUR_RETURN_IF_ERROR(peers_[static_cast<std::size_t>(msg.peer)].ch->release(msg.slot));
@@ -737,10 +756,10 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
     finish(r, self ? Path::kSelf : Path::kBounce, st);
     return Status::Ok();
   }
-  // Rendezvous: read straight into the receive buffer.
+  // Rendezvous: read straight into the receive buffer (or layout).
   r.status = st;  // kept until the read completes
   Peer& p = peers_[static_cast<std::size_t>(msg.peer)];
-  p.read_queue.push_back(PendingRead{recv.req, static_cast<std::byte*>(recv.buf), n, msg.remote, msg.seq,
+  p.read_queue.push_back(PendingRead{recv.req, layout ? nullptr : static_cast<std::byte*>(recv.buf), n, msg.remote, msg.seq,
                                      std::move(msg.remote_runs)});
   return start_reads(msg.peer);
 }
@@ -803,7 +822,7 @@ Status Engine::push_sends(int peer) {
     OutMsg& m = p.out.front();
     const std::uint32_t seq = p.ch->next_seq();
     std::span<const std::byte> body = m.body;
-    if (m.type == nic::MsgType::kEager) body = {static_cast<const std::byte*>(m.user), m.length};
+    if (m.type == nic::MsgType::kEager && !m.gather) body = {static_cast<const std::byte*>(m.user), m.length};
     // Only a sender that may use credits needs to know what it sent last per envelope.
     const bool steering = cfg_.steering != Steering::kOff;
     const bool data = steering && (m.type == nic::MsgType::kEager || m.type == nic::MsgType::kRts || m.type == nic::MsgType::kRtsRuns);
@@ -1232,6 +1251,19 @@ Result<PinnedLayout> pin_layout(nic::RegCache& cache, std::span<const IoRun> run
 
 }  // namespace
 
+Result<std::vector<std::byte>> Engine::run_list_rts(std::span<const IoRun> runs, std::size_t len,
+                                                    std::vector<nic::RegCache::Handle>& pins) {
+  AUGUR_ASSIGN_OR_RETURN(PinnedLayout pinned, pin_layout(*send_cache_, runs, true));
+  std::vector<nic::RemoteRun> remote(runs.size());
+  for (std::size_t i = 0; i < remote.size(); ++i) {
+    remote[i] = {reinterpret_cast<std::uintptr_t>(runs[i].addr), static_cast<std::uint32_t>(runs[i].length), pinned.keys[i]};
+  }
+  std::vector<std::byte> body(nic::run_list_bytes(remote.size()));
+  nic::encode_run_list(len, remote, body);
+  pins = std::move(pinned.pins);
+  return body;
+}
+
 std::uint32_t Engine::max_layout_runs() const noexcept {
   return std::min(cfg_.sge_max_runs, nic::max_remote_runs(cfg_.eager_limit));
 }
@@ -1248,13 +1280,14 @@ Result<RequestPtr> Engine::isendv(std::span<const IoRun> runs, int dest, std::in
     return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the gather limit of " +
                                               std::to_string(max_layout_runs()) + ": pack them");
   }
+  const std::size_t len = layout_bytes(norm);
   auto req = std::make_shared<Request>();
   req->runs = std::move(norm);
   if (assist_) {
-    enqueue(new Command{{}, Command::Kind::kSendV, req, nullptr, nullptr, 0, dest, tag, context, {}, nullptr, synchronous});
+    enqueue(new Command{{}, Command::Kind::kSendV, req, nullptr, nullptr, len, dest, tag, context, {}, nullptr, synchronous});
     return req;
   }
-  AUGUR_RETURN_IF_ERROR(start_send_layout(req, dest, tag, context, synchronous));
+  AUGUR_RETURN_IF_ERROR(start_send(req, nullptr, len, dest, tag, context, synchronous));
   return req;
 }
 
@@ -1278,41 +1311,6 @@ Result<RequestPtr> Engine::irecvv(std::span<const IoRun> runs, int source, std::
   return req;
 }
 
-Status Engine::start_send_layout(const RequestPtr& req, int dest, std::int32_t tag, std::uint32_t context,
-                                 bool synchronous) {
-  const std::size_t len = layout_bytes(req->runs);
-  ++counters_.sge_sends;
-  if (dest == rank_) {  // matched locally from a copy, as a contiguous send to oneself
-    std::vector<std::byte> packed(len);
-    gather(req->runs, packed.data(), len);
-    return start_send(req, packed.data(), len, dest, tag, context, synchronous);
-  }
-  Peer& peer = peers_[static_cast<std::size_t>(dest)];
-  if (peer.dead) return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
-  OutMsg m{};
-  m.context = context;
-  m.tag = tag;
-  m.length = static_cast<std::uint32_t>(len);
-  m.req = req;
-  if (len <= cfg_.eager_limit && !synchronous) {
-    m.type = nic::MsgType::kEager;
-    m.gather = true;  // straight from the runs into the send slot
-  } else {
-    m.type = nic::MsgType::kRtsRuns;
-    AUGUR_ASSIGN_OR_RETURN(PinnedLayout pinned, pin_layout(*send_cache_, req->runs, true));
-    std::vector<nic::RemoteRun> remote(req->runs.size());
-    for (std::size_t i = 0; i < remote.size(); ++i) {
-      remote[i] = {reinterpret_cast<std::uintptr_t>(req->runs[i].addr), static_cast<std::uint32_t>(req->runs[i].length),
-                   pinned.keys[i]};
-    }
-    m.body.resize(nic::run_list_bytes(remote.size()));
-    nic::encode_run_list(len, remote, m.body);
-    m.pins = std::move(pinned.pins);
-  }
-  peer.out.push_back(std::move(m));
-  return push_sends(dest);
-}
-
 Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t tag, std::uint32_t context) {
   if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].dead) {
     finish(*req, Path::kNone, Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone"));
@@ -1326,45 +1324,26 @@ Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t
   return Status::Ok();
 }
 
-Status Engine::match_layout(PostedRecv& recv, Incoming& msg, std::int32_t tag) {
-  Request& r = *recv.req;
-  r.source = msg.peer;
-  r.tag = tag;
-  r.length = msg.length;
-  const std::size_t n = std::min(msg.length, recv.cap);
-  const Status st = msg.length > recv.cap ? truncation(msg.length, recv.cap) : Status::Ok();
-  if (!st.ok()) ++counters_.truncated;
-  ++counters_.sge_recvs;
-  if (msg.type == nic::MsgType::kEager) {
-    scatter(msg.payload.data(), n, r.runs);  // never past the layout
-    counters_.bytes_copied += n;
-    const bool self = msg.peer == rank_;
-    if (!self) AUGUR_RETURN_IF_ERROR(peers_[static_cast<std::size_t>(msg.peer)].ch->release(msg.slot));
-    if (msg.self_sender) finish(*msg.self_sender, Path::kSelf);
-    finish(r, self ? Path::kSelf : Path::kBounce, st);
-    return Status::Ok();
-  }
-  r.status = st;  // kept until the reads complete
-  Peer& p = peers_[static_cast<std::size_t>(msg.peer)];
-  p.read_queue.push_back(PendingRead{recv.req, nullptr, n, msg.remote, msg.seq, std::move(msg.remote_runs)});
-  return start_reads(msg.peer);
-}
-
 Status Engine::start_layout_read(int peer, PendingRead& pr) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   std::vector<nic::RemoteRun> remote = std::move(pr.remote_runs);
   if (remote.empty()) remote.push_back({pr.remote.addr, static_cast<std::uint32_t>(pr.remote.length), pr.remote.rkey});
   const std::vector<IoRun> one{{pr.buf, pr.n}};
   const std::span<const IoRun> local = pr.req->runs.empty() ? std::span<const IoRun>(one) : std::span<const IoRun>(pr.req->runs);
-  AUGUR_ASSIGN_OR_RETURN(PinnedLayout pinned, pin_layout(*recv_cache_, local, false));
+  Result<PinnedLayout> pinned = pin_layout(*recv_cache_, local, false);
+  if (!pinned.ok()) {  // this receive fails (nothing read); the sender is released
+    finish(*pr.req, Path::kNone, pinned.status().context("registering the receive layout"));
+    queue_fin(peer, pr.rts_seq);
+    return Status::Ok();
+  }
   auto rd = std::make_unique<Read>(Read{pr.req, {}, peer, pr.rts_seq, {}, {}, 0, 1});
-  rd->plan = plan_reads(remote, local, pinned.keys, pr.n, p.ch->max_sge());
+  rd->plan = plan_reads(remote, local, pinned->keys, pr.n, p.ch->max_sge());
   std::size_t planned = 0;
   for (const nic::Sge& s : rd->plan.sges) planned += s.length;
   if (planned != pr.n) {
     return Status(Code::kInternal, "read plan covers " + std::to_string(planned) + " of " + std::to_string(pr.n) + " bytes");
   }
-  rd->pins = std::move(pinned.pins);
+  rd->pins = std::move(pinned->pins);
   rd->left = static_cast<std::uint32_t>(rd->plan.wrs.size());
   auto it = std::find(reads_.begin(), reads_.end(), nullptr);
   const auto cookie = static_cast<std::uint32_t>(it - reads_.begin());

@@ -16,7 +16,7 @@ static void fill(double* b, long elems, int rank, int c) {
   for (long i = 0; i < elems; ++i) b[i] = value(rank, c, i);
 }
 
-static long g_sge_sends, g_sge_recvs, g_limit = 64;
+static long g_sge_sends, g_sge_recvs, g_limit = 16;
 
 /* Sends `stype` from a filled buffer to the peer and receives `rtype` from it; checks the
  * received bytes against pack-then-unpack of the peer's buffer. Runs counts decide the path. */

@@ -217,11 +217,11 @@ Status truncation_main(std::uint16_t port, int rank) {
     AUGUR_RETURN_IF_ERROR(e->wait(r2, kWaitMs));
     CHECK(r2->length == 0, "0-byte synchronous message");
   }
-  // Over the limit (64 by default): the caller must pack.
+  // Over the limit (16 by default): the caller must pack.
   Strided many(e->max_layout_runs() + 1, 4, 4, 0);
   Result<RequestPtr> over = e->isendv(many.runs, peer, 9, 3);
   CHECK(!over.ok() && over.status().code() == Code::kInvalidArgument, "a layout over the limit was accepted");
-  CHECK(e->max_layout_runs() == 64, "default limit " + std::to_string(e->max_layout_runs()));
+  CHECK(e->max_layout_runs() == 16, "default limit " + std::to_string(e->max_layout_runs()));
   const EngineCounters c = e->counters();
   CHECK(c.truncated == (rank == 1 ? cases.size() : 0), "truncated counter");
   // The receiver keeps making progress (its FIN must leave) until the sender is done.

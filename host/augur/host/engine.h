@@ -97,7 +97,7 @@ struct EngineConfig {
   int assist_core = -1;                   // logical core for the assist thread; -1: near the adapter
   // Layouts of at most this many runs go by gather/scatter lists (isendv/irecvv); callers pack
   // larger ones (AUGUR_SGE_MAX_RUNS; 0: always pack).
-  std::uint32_t sge_max_runs = 64;
+  std::uint32_t sge_max_runs = 16;
 };
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
@@ -300,10 +300,12 @@ class Engine {
   Status start_recv(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
   Status check_send(int dest, std::int32_t tag) const;
   Status check_recv(int source, std::int32_t tag) const;
-  // Non-contiguous requests (req->runs holds the layout, at least two runs).
-  Status start_send_layout(const RequestPtr& req, int dest, std::int32_t tag, std::uint32_t context, bool synchronous);
+  // Non-contiguous requests (req->runs holds the layout, at least two runs; start_send takes
+  // them too, with a null buffer).
   Status start_recv_layout(const RequestPtr& req, int source, std::int32_t tag, std::uint32_t context);
-  Status match_layout(PostedRecv& recv, Incoming& msg, std::int32_t tag);
+  // Registers a send layout and encodes its kRtsRuns body; `pins` keep it registered until FIN.
+  Result<std::vector<std::byte>> run_list_rts(std::span<const IoRun> runs, std::size_t len,
+                                              std::vector<nic::RegCache::Handle>& pins);
   Status post_layout_reads(int peer, Read& rd, std::uint32_t cookie);
   Status start_layout_read(int peer, PendingRead& pr);
   bool do_cancel(const RequestPtr& r);
