@@ -180,7 +180,8 @@ TEST(Noncontig, LayoutsWithAssistThread) {
 // past the layout's total. Also a 0-byte layout message and the run limit.
 Status truncation_main(std::uint16_t port, int rank) {
   AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
-  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kOff}));
+  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kOff,
+                                                        .sge_max_runs = 64}));
   const int peer = 1 - rank;
   const std::vector<Case> cases = {{30, 200, 20, 200}, {60, 5000, 40, 5000}, {1, 6000, 20, 200}, {60, 5000, 1, 200'000}};
   for (std::size_t c = 0; c < cases.size(); ++c) {
@@ -217,11 +218,11 @@ Status truncation_main(std::uint16_t port, int rank) {
     AUGUR_RETURN_IF_ERROR(e->wait(r2, kWaitMs));
     CHECK(r2->length == 0, "0-byte synchronous message");
   }
-  // Over the limit (16 by default): the caller must pack.
+  // Over the limit: the caller must pack.
   Strided many(e->max_layout_runs() + 1, 4, 4, 0);
   Result<RequestPtr> over = e->isendv(many.runs, peer, 9, 3);
   CHECK(!over.ok() && over.status().code() == Code::kInvalidArgument, "a layout over the limit was accepted");
-  CHECK(e->max_layout_runs() == 16, "default limit " + std::to_string(e->max_layout_runs()));
+  CHECK(e->max_layout_runs() == 64, "limit " + std::to_string(e->max_layout_runs()));
   const EngineCounters c = e->counters();
   CHECK(c.truncated == (rank == 1 ? cases.size() : 0), "truncated counter");
   // The receiver keeps making progress (its FIN must leave) until the sender is done.
@@ -237,7 +238,8 @@ TEST(Noncontig, TruncationIntoAShorterLayoutAndEmptyMessages) { run_ranks(2, tru
 // it, the receive they would have matched is untouched, and the next good message arrives.
 Status malformed_main(std::uint16_t port, int rank) {
   AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
-  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kOff}));
+  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kOff,
+                                                        .sge_max_runs = 64}));
   const int peer = 1 - rank;
   static std::vector<std::byte> target(64 * 1024, std::byte{0x11});  // what a lying run list points at
   const auto addr = reinterpret_cast<std::uintptr_t>(target.data());
