@@ -1,5 +1,6 @@
 #include "augur/host/channel.h"
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -58,6 +59,10 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   // Credit words and entries go inline (their source may change right after posting); small
   // messages too, which saves the device a DMA read.
   caps.max_inline_data = kInlineBytes;
+  // Rendezvous READs scatter into non-contiguous receive layouts.
+  AUGUR_ASSIGN_OR_RETURN(nic::DeviceLimits lim, ctx.limits());
+  ch->max_sge_ = std::clamp<std::uint32_t>(lim.max_sge, 1, kMaxSge);
+  caps.max_send_sge = ch->max_sge_;
   AUGUR_ASSIGN_OR_RETURN(nic::QueuePair qp, nic::QueuePair::create_rc(pd, cq, cq, caps));
   ch->qp_ = std::make_unique<nic::QueuePair>(std::move(qp));
   return ch;
@@ -117,11 +122,12 @@ Result<bool> Channel::send_slot(std::uint32_t len) {
   return true;
 }
 
-Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
-                              std::span<const std::byte> body) {
+template <typename Fill>
+Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+                                  std::size_t body_bytes, const Fill& fill) {
   if (tag < 0 && type != nic::MsgType::kFin) return Status(Code::kInvalidArgument, "negative tag");
-  if (body.size() > cfg_.eager_limit) {
-    return Status(Code::kInvalidArgument, std::to_string(body.size()) + " bytes exceed the eager limit");
+  if (body_bytes > cfg_.eager_limit) {
+    return Status(Code::kInvalidArgument, std::to_string(body_bytes) + " bytes exceed the eager limit");
   }
   if (credits() == 0 || outstanding_sends_ >= cfg_.slots) {
     ++counters_.credit_stalls;
@@ -138,12 +144,25 @@ Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::in
   freed_written_ = freed_;
   std::byte* slot = next_send_slot();
   nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader)));
-  if (!body.empty()) std::memcpy(slot + sizeof(nic::MsgHeader), body.data(), body.size());
-  AUGUR_ASSIGN_OR_RETURN(bool ok, send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + body.size())));
+  fill(slot + sizeof(nic::MsgHeader));
+  AUGUR_ASSIGN_OR_RETURN(bool ok, send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + body_bytes)));
   ++next_seq_out_;
   ++counters_.sent;
-  counters_.bytes_sent += body.size();
+  counters_.bytes_sent += body_bytes;
   return ok;
+}
+
+Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+                              std::span<const std::byte> body) {
+  return send_filled(type, context, tag, length, body.size(), [&](std::byte* out) {
+    if (!body.empty()) std::memcpy(out, body.data(), body.size());
+  });
+}
+
+Result<bool> Channel::try_send_gather(std::uint32_t context, std::int32_t tag, std::uint32_t length,
+                                      std::span<const IoRun> runs) {
+  return send_filled(nic::MsgType::kEager, context, tag, length, length,
+                     [&](std::byte* out) { gather(runs, out, length); });
 }
 
 std::byte* Channel::next_send_slot() { return send_ring_.data() + (sent_ % cfg_.slots) * slot_bytes_; }
@@ -201,19 +220,19 @@ std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
   return Credit{parsed.value(), arm.value()};
 }
 
-Result<bool> Channel::try_send_direct(std::uint32_t slot, const nic::CreditEntry& e, std::span<const std::byte> payload) {
+template <typename Fill>
+Result<bool> Channel::send_direct_filled(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t len, const Fill& fill) {
   if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
-  if (payload.size() > cfg_.eager_limit || payload.size() > e.capacity) {
+  if (len > cfg_.eager_limit || len > e.capacity) {
     return Status(Code::kInvalidArgument, "direct message larger than its credit or the eager limit");
   }
   if (credits() == 0 || outstanding_sends_ >= cfg_.slots) {  // the write consumes one of the peer's receives
     ++counters_.credit_stalls;
     return false;
   }
-  const auto len = static_cast<std::uint32_t>(payload.size());
   const auto ring_slot = static_cast<std::uint32_t>(sent_ % cfg_.slots);
   std::byte* src = next_send_slot();
-  if (len > 0) std::memcpy(src, payload.data(), len);
+  fill(src);
   nic::Sge sge{reinterpret_cast<std::uintptr_t>(src), len, send_mr_->lkey()};
   AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kSend, ring_slot),
                                         .op = nic::SendOp::kRdmaWriteWithImm,
@@ -230,12 +249,36 @@ Result<bool> Channel::try_send_direct(std::uint32_t slot, const nic::CreditEntry
   return true;
 }
 
+Result<bool> Channel::try_send_direct(std::uint32_t slot, const nic::CreditEntry& e, std::span<const std::byte> payload) {
+  if (payload.size() > cfg_.eager_limit) {
+    return Status(Code::kInvalidArgument, "direct message larger than its credit or the eager limit");
+  }
+  const auto len = static_cast<std::uint32_t>(payload.size());
+  return send_direct_filled(slot, e, len, [&](std::byte* out) {
+    if (len > 0) std::memcpy(out, payload.data(), len);
+  });
+}
+
+Result<bool> Channel::try_send_direct_gather(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t length,
+                                             std::span<const IoRun> runs) {
+  return send_direct_filled(slot, e, length, [&](std::byte* out) { gather(runs, out, length); });
+}
+
 Status Channel::post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey) {
   return qp_->post_send({.wr_id = wr(kReadKind, cookie),
                          .op = nic::SendOp::kRdmaRead,
                          .sges = {&local, 1},
                          .remote_addr = remote_addr,
                          .rkey = rkey});
+}
+
+Status Channel::post_read(std::uint32_t cookie, std::span<const nic::Sge> local, std::uint64_t remote_addr,
+                          std::uint32_t rkey) {
+  if (local.empty() || local.size() > max_sge_) {
+    return Status(Code::kInvalidArgument, "READ with " + std::to_string(local.size()) + " scatter entries");
+  }
+  return qp_->post_send({.wr_id = wr(kReadKind, cookie), .op = nic::SendOp::kRdmaRead, .sges = local,
+                         .remote_addr = remote_addr, .rkey = rkey});
 }
 
 Result<bool> Channel::try_send_raw_for_test(std::span<const std::byte> bytes) {

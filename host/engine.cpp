@@ -155,6 +155,17 @@ bool Engine::run_commands() {
           finish(*c->req, Path::kNone, st);
         }
         break;
+      case Command::Kind::kSendV:
+        if (Status st = start_send(c->req, nullptr, c->len, c->peer, c->tag, c->context, c->synchronous);
+            !st.ok() && !c->req->done) {
+          finish(*c->req, Path::kNone, st);
+        }
+        break;
+      case Command::Kind::kRecvV:
+        if (Status st = start_recv_layout(c->req, c->peer, c->tag, c->context); !st.ok() && !c->req->done) {
+          finish(*c->req, Path::kNone, st);
+        }
+        break;
       case Command::Kind::kCall:
         c->call();
         c->call_done->store(true, std::memory_order_seq_cst);
@@ -259,6 +270,8 @@ std::string Engine::stats_line() const {
   kv("pred_suspended", c.pred_suspended);
   kv("credit_pauses", c.credit_pauses);
   kv("credits_rearmed", c.credits_rearmed);
+  kv("sge_sends", c.sge_sends);
+  kv("sge_recvs", c.sge_recvs);
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
   return s;
@@ -354,13 +367,9 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
 
 Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
                                  bool synchronous) {
-  if (dest < 0 || dest >= size_) return Status(Code::kInvalidArgument, "destination rank " + std::to_string(dest));
-  if (tag < 0) return Status(Code::kInvalidArgument, "negative tag " + std::to_string(tag));
+  AUGUR_RETURN_IF_ERROR(check_send(dest, tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null send buffer with a non-zero count");
   if (len > 0xffffffffu) return Status(Code::kInvalidArgument, "messages are limited to 4 GiB - 1 bytes");
-  if (dest != rank_ && dead_[static_cast<std::size_t>(dest)].load(std::memory_order_acquire)) {
-    return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
-  }
   auto req = std::make_shared<Request>();
   if (assist_) {
     enqueue(new Command{{}, Command::Kind::kSend, req, buf, nullptr, len, dest, tag, context, {}, nullptr, synchronous});
@@ -370,8 +379,37 @@ Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std
   return req;
 }
 
+Status Engine::check_send(int dest, std::int32_t tag) const {
+  if (dest < 0 || dest >= size_) return Status(Code::kInvalidArgument, "destination rank " + std::to_string(dest));
+  if (tag < 0) return Status(Code::kInvalidArgument, "negative tag " + std::to_string(tag));
+  if (dest != rank_ && dead_[static_cast<std::size_t>(dest)].load(std::memory_order_acquire)) {
+    return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
+  }
+  return Status::Ok();
+}
+
+Status Engine::check_recv(int source, std::int32_t tag) const {
+  if (source != kAnySource && (source < 0 || source >= size_)) {
+    return Status(Code::kInvalidArgument, "source rank " + std::to_string(source));
+  }
+  if (tag < 0 && tag != kAnyTag) return Status(Code::kInvalidArgument, "tag " + std::to_string(tag));
+  if (source >= 0 && source != rank_ && dead_[static_cast<std::size_t>(source)].load(std::memory_order_acquire)) {
+    return Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone");
+  }
+  return Status::Ok();
+}
+
 Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag,
                           std::uint32_t context, bool synchronous) {
+  if (!req->runs.empty()) {  // a layout (isendv): buf is null, len its total
+    ++counters_.sge_sends;
+    if (dest == rank_) {  // matched locally from a packed copy, as a contiguous send to oneself
+      std::vector<std::byte> packed(len);
+      gather(req->runs, packed.data(), len);
+      req->runs.clear();  // from here on a contiguous send of the packed copy
+      return start_send(req, packed.data(), len, dest, tag, context, synchronous);
+    }
+  }
   if (dest == rank_) {  // matched locally, from a copy: the send completes at once
     Incoming in{};
     in.peer = rank_;
@@ -401,7 +439,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   if (peer.dead) return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
   const bool eager = len <= cfg_.eager_limit && !synchronous;
   if (eager && peer.out.empty()) {  // nothing queued ahead of it: send now, no queue entry
-    AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(peer, context, tag, {static_cast<const std::byte*>(buf), len}));
+    AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(peer, context, tag, buf, static_cast<std::uint32_t>(len), req->runs));
     if (path != Path::kNone) {
       finish(*req, path);  // copied into the send slot: the user buffer is free
       return Status::Ok();
@@ -415,6 +453,10 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   if (eager) {
     m.type = nic::MsgType::kEager;
     m.user = buf;
+    m.gather = !req->runs.empty();  // straight from the runs into the send slot
+  } else if (!req->runs.empty()) {
+    AUGUR_ASSIGN_OR_RETURN(m.body, run_list_rts(req->runs, len, m.pins));
+    m.type = nic::MsgType::kRtsRuns;
   } else {
     m.type = nic::MsgType::kRts;
     nic::RemoteBuffer rb;
@@ -432,14 +474,8 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
 }
 
 Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context) {
-  if (source != kAnySource && (source < 0 || source >= size_)) {
-    return Status(Code::kInvalidArgument, "source rank " + std::to_string(source));
-  }
-  if (tag < 0 && tag != kAnyTag) return Status(Code::kInvalidArgument, "tag " + std::to_string(tag));
+  AUGUR_RETURN_IF_ERROR(check_recv(source, tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null receive buffer with a non-zero count");
-  if (source >= 0 && source != rank_ && dead_[static_cast<std::size_t>(source)].load(std::memory_order_acquire)) {
-    return Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone");
-  }
   auto req = std::make_shared<Request>();
   if (assist_) {
     enqueue(new Command{{}, Command::Kind::kRecv, req, nullptr, buf, len, source, tag, context, {}, nullptr});
@@ -763,8 +799,14 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
   const std::size_t n = std::min(msg.length, recv.cap);
   const Status st = msg.length > recv.cap ? truncation(msg.length, recv.cap) : Status::Ok();
   if (!st.ok()) ++counters_.truncated;
+  const bool layout = !r.runs.empty();
+  if (layout) ++counters_.sge_recvs;
   if (msg.type == nic::MsgType::kEager) {
-    if (n > 0) std::memcpy(recv.buf, msg.payload.data(), n);  // never past the buffer
+    if (layout) {
+      scatter(msg.payload.data(), n, r.runs);  // never past the layout
+    } else if (n > 0) {
+      std::memcpy(recv.buf, msg.payload.data(), n);  // never past the buffer
+    }
     counters_.bytes_copied += n;
     const bool self = msg.peer == rank_;
     if (!self) AUGUR_RETURN_IF_ERROR(peers_[static_cast<std::size_t>(msg.peer)].ch->release(msg.slot));
@@ -772,15 +814,21 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
     finish(r, self ? Path::kSelf : Path::kBounce, st);
     return Status::Ok();
   }
-  // Rendezvous: read straight into the receive buffer.
+  // Rendezvous: read straight into the receive buffer (or layout).
   r.status = st;  // kept until the read completes
   Peer& p = peers_[static_cast<std::size_t>(msg.peer)];
-  p.read_queue.push_back(PendingRead{recv.req, static_cast<std::byte*>(recv.buf), n, msg.remote, msg.seq});
+  p.read_queue.push_back(PendingRead{recv.req, layout ? nullptr : static_cast<std::byte*>(recv.buf), n, msg.remote, msg.seq,
+                                     std::move(msg.remote_runs)});
   return start_reads(msg.peer);
 }
 
 Status Engine::start_reads(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (p.posting >= 0) {  // a layout read's READs first: they hold registrations until the FIN
+    const auto cookie = static_cast<std::uint32_t>(p.posting);
+    AUGUR_RETURN_IF_ERROR(post_layout_reads(peer, *reads_[cookie], cookie));
+    if (p.posting >= 0) return Status::Ok();  // no room yet
+  }
   while (!p.read_queue.empty() && p.reads_in_flight < Channel::kMaxReads) {
     PendingRead pr = std::move(p.read_queue.front());
     p.read_queue.pop_front();
@@ -790,12 +838,17 @@ Status Engine::start_reads(int peer) {
       queue_fin(peer, pr.rts_seq);
       continue;
     }
+    if (!pr.remote_runs.empty() || !pr.req->runs.empty()) {
+      AUGUR_RETURN_IF_ERROR(start_layout_read(peer, pr));
+      if (p.posting >= 0) break;  // the rest of its READs when room frees
+      continue;
+    }
     AUGUR_ASSIGN_OR_RETURN(nic::RegCache::Handle pin, recv_cache_->acquire(pr.buf, pr.n));
     auto it = std::find(reads_.begin(), reads_.end(), nullptr);
     const auto cookie = static_cast<std::uint32_t>(it - reads_.begin());
     const nic::Sge sge{reinterpret_cast<std::uintptr_t>(pr.buf), static_cast<std::uint32_t>(pr.n), pin.lkey()};
     AUGUR_RETURN_IF_ERROR(p.ch->post_read(cookie, sge, pr.remote.addr, pr.remote.rkey));
-    auto rd = std::make_unique<Read>(Read{pr.req, std::move(pin), peer, pr.rts_seq});
+    auto rd = std::make_unique<Read>(Read{pr.req, std::move(pin), peer, pr.rts_seq, {}, {}, 0, 1});
     if (it == reads_.end()) {
       reads_.push_back(std::move(rd));
     } else {
@@ -821,21 +874,28 @@ void Engine::queue_control(int peer, nic::MsgType type, std::uint32_t slot, std:
   peers_[static_cast<std::size_t>(peer)].out.push_front(std::move(c));  // not matched: may pass data
 }
 
-Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, std::int32_t tag, std::span<const std::byte> body) {
+Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user,
+                                std::uint32_t length, std::span<const IoRun> runs) {
   const std::uint32_t seq = p.ch->next_seq();
+  const std::span<const std::byte> body(static_cast<const std::byte*>(user), runs.empty() ? length : 0);
+  auto bounce = [&]() -> Result<bool> {
+    return runs.empty() ? p.ch->try_send(nic::MsgType::kEager, context, tag, length, body)
+                        : p.ch->try_send_gather(context, tag, length, runs);
+  };
   // Only a sender that may use credits needs to know what it sent last per envelope.
   if (cfg_.steering == Steering::kOff) {
-    AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(nic::MsgType::kEager, context, tag, static_cast<std::uint32_t>(body.size()), body));
+    AUGUR_ASSIGN_OR_RETURN(bool sent, bounce());
     return sent ? Path::kBounce : Path::kNone;
   }
   Path path = Path::kNone;
-  if (auto credit = usable_credit(p, context, tag, body.size())) {
-    AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send_direct(credit->first, credit->second, body));
+  if (auto credit = usable_credit(p, context, tag, length)) {
+    AUGUR_ASSIGN_OR_RETURN(bool sent, runs.empty() ? p.ch->try_send_direct(credit->first, credit->second, body)
+                                                   : p.ch->try_send_direct_gather(credit->first, credit->second, length, runs));
     if (!sent) return Path::kNone;
     ++counters_.direct_sends;
     path = Path::kDirect;
   } else {
-    AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(nic::MsgType::kEager, context, tag, static_cast<std::uint32_t>(body.size()), body));
+    AUGUR_ASSIGN_OR_RETURN(bool sent, bounce());
     if (!sent) return Path::kNone;
     path = Path::kBounce;
   }
@@ -848,7 +908,8 @@ Status Engine::push_sends(int peer) {
   while (!p.out.empty() && !p.dead) {
     OutMsg& m = p.out.front();
     if (m.type == nic::MsgType::kEager) {
-      AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(p, m.context, m.tag, {static_cast<const std::byte*>(m.user), m.length}));
+      AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(p, m.context, m.tag, m.user, m.length,
+                                                   m.gather ? std::span<const IoRun>(m.req->runs) : std::span<const IoRun>()));
       if (path == Path::kNone) break;  // out of credits: the rest waits, in order
       finish(*m.req, path);            // copied into the send slot: the user buffer is free
       p.out.pop_front();
@@ -857,7 +918,7 @@ Status Engine::push_sends(int peer) {
     const std::uint32_t seq = p.ch->next_seq();
     AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(m.type, m.context, m.tag, m.length, m.body));
     if (!sent) break;
-    if (m.type == nic::MsgType::kRts) {
+    if (m.type == nic::MsgType::kRts || m.type == nic::MsgType::kRtsRuns) {
       if (cfg_.steering != Steering::kOff) p.last_sent[envelope_key(m.context, m.tag)] = seq;
       p.awaiting_fin.emplace_back(seq, std::move(m));
     }
@@ -918,6 +979,30 @@ void Engine::deliver(int peer, const Arrival& a) {
       }
       break;
     }
+    case nic::MsgType::kRtsRuns: {
+      // Validated whole before anything is matched: a bad list writes nothing.
+      Result<std::vector<nic::RemoteRun>> runs =
+          nic::parse_run_list(a.payload, h.length, nic::max_remote_runs(cfg_.eager_limit));
+      st = ch.release(a.slot);
+      if (!runs.ok()) {
+        st = runs.status();
+        break;
+      }
+      ++counters_.rndv_msgs;
+      Incoming in{};
+      in.peer = peer;
+      in.type = nic::MsgType::kRtsRuns;
+      in.remote_runs = std::move(runs.value());
+      in.remote.length = h.length;
+      in.seq = h.seq;
+      in.length = h.length;
+      if (auto r = match_.arrive({h.context, peer, h.tag}, in)) {  // a copy: `in` is used if it matches
+        st = match_and_start(*r, in, h.tag);
+      } else {
+        ++counters_.unexpected_msgs;
+      }
+      break;
+    }
     case nic::MsgType::kFin:
       st = ch.release(a.slot);
       if (st.ok()) st = on_fin(peer, h.length);
@@ -959,6 +1044,7 @@ Status Engine::fail_peer(int peer, const Status& why) {
   p.out.clear();
   p.awaiting_fin.clear();
   p.read_queue.clear();
+  p.posting = -1;
   for (auto& rd : reads_) {
     if (rd && rd->peer == peer) {
       finish(*rd->req, Path::kNone, why);
@@ -997,9 +1083,11 @@ Status Engine::progress_once() {
     if ((c.wr_id >> 32) == Channel::kReadKind) {
       auto& rd = reads_[c.wr_id & 0xffffffffu];
       --p.reads_in_flight;
-      if (!rd) continue;  // its peer was already failed
+      if (!rd || rd->peer != peer) continue;  // its peer was already failed (a flushed READ)
       if (!c.ok()) {
         st = c.status().context("RDMA READ from rank " + std::to_string(peer));
+      } else if (--rd->left > 0) {  // a layout read: the FIN waits for its last READ
+        st = start_reads(peer);
       } else {
         finish(*rd->req, Path::kRendezvous, rd->req->status);
         queue_fin(peer, rd->rts_seq);
@@ -1183,6 +1271,188 @@ Result<bool> Engine::iprobe(int source, std::int32_t tag, std::uint32_t context,
   return found;
 }
 
+// ---- Non-contiguous layouts (isendv/irecvv; docs/runtime.md) ----
+
+namespace {
+
+// Zero-length runs dropped, adjacent runs merged: the fewest runs for the same message.
+Result<std::vector<IoRun>> normalize(std::span<const IoRun> runs) {
+  std::vector<IoRun> out;
+  out.reserve(runs.size());
+  std::uint64_t total = 0;
+  for (const IoRun& r : runs) {
+    if (r.length == 0) continue;
+    if (r.addr == nullptr) return Status(Code::kInvalidArgument, "null run address with a non-zero length");
+    total += r.length;
+    if (total > 0xffffffffu) return Status(Code::kInvalidArgument, "messages are limited to 4 GiB - 1 bytes");
+    if (!out.empty() && out.back().addr + out.back().length == r.addr) {
+      out.back().length += r.length;
+    } else {
+      out.push_back(r);
+    }
+  }
+  return out;
+}
+
+struct PinnedLayout {
+  std::vector<nic::RegCache::Handle> pins;
+  std::vector<std::uint32_t> keys;  // per run: lkey or rkey
+};
+
+// Registers a layout: its covering range in one region when that range is not much more than
+// the data (one key, one cache entry), else run by run (gaps may be unmapped or huge).
+Result<PinnedLayout> pin_layout(nic::RegCache& cache, std::span<const IoRun> runs, bool remote) {
+  PinnedLayout out;
+  std::byte* lo = runs[0].addr;
+  std::byte* hi = runs[0].addr + runs[0].length;
+  std::size_t total = 0;
+  for (const IoRun& r : runs) {
+    lo = std::min(lo, r.addr);
+    hi = std::max(hi, r.addr + r.length);
+    total += r.length;
+  }
+  const auto span = static_cast<std::size_t>(hi - lo);
+  if (span <= std::max<std::size_t>(4 * total, std::size_t{1} << 20)) {
+    if (Result<nic::RegCache::Handle> h = cache.acquire(lo, span); h.ok()) {
+      out.keys.assign(runs.size(), remote ? h->rkey() : h->lkey());
+      out.pins.push_back(std::move(h.value()));
+      return out;
+    }
+  }
+  for (const IoRun& r : runs) {
+    AUGUR_ASSIGN_OR_RETURN(nic::RegCache::Handle h, cache.acquire(r.addr, r.length));
+    out.keys.push_back(remote ? h.rkey() : h.lkey());
+    out.pins.push_back(std::move(h));
+  }
+  return out;
+}
+
+}  // namespace
+
+Result<std::vector<std::byte>> Engine::run_list_rts(std::span<const IoRun> runs, std::size_t len,
+                                                    std::vector<nic::RegCache::Handle>& pins) {
+  AUGUR_ASSIGN_OR_RETURN(PinnedLayout pinned, pin_layout(*send_cache_, runs, true));
+  std::vector<nic::RemoteRun> remote(runs.size());
+  for (std::size_t i = 0; i < remote.size(); ++i) {
+    remote[i] = {reinterpret_cast<std::uintptr_t>(runs[i].addr), static_cast<std::uint32_t>(runs[i].length), pinned.keys[i]};
+  }
+  std::vector<std::byte> body(nic::run_list_bytes(remote.size()));
+  nic::encode_run_list(len, remote, body);
+  pins = std::move(pinned.pins);
+  return body;
+}
+
+std::uint32_t Engine::max_layout_runs() const noexcept {
+  return std::min(cfg_.sge_max_runs, nic::max_remote_runs(cfg_.eager_limit));
+}
+
+Result<RequestPtr> Engine::isendv(std::span<const IoRun> runs, int dest, std::int32_t tag, std::uint32_t context,
+                                  bool synchronous) {
+  AUGUR_RETURN_IF_ERROR(check_send(dest, tag));
+  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, normalize(runs));
+  if (norm.size() <= 1) {
+    return norm.empty() ? isend(nullptr, 0, dest, tag, context, synchronous)
+                        : isend(norm[0].addr, norm[0].length, dest, tag, context, synchronous);
+  }
+  if (norm.size() > max_layout_runs()) {
+    return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the gather limit of " +
+                                              std::to_string(max_layout_runs()) + ": pack them");
+  }
+  const std::size_t len = layout_bytes(norm);
+  auto req = std::make_shared<Request>();
+  req->runs = std::move(norm);
+  if (assist_) {
+    enqueue(new Command{{}, Command::Kind::kSendV, req, nullptr, nullptr, len, dest, tag, context, {}, nullptr, synchronous});
+    return req;
+  }
+  AUGUR_RETURN_IF_ERROR(start_send(req, nullptr, len, dest, tag, context, synchronous));
+  return req;
+}
+
+Result<RequestPtr> Engine::irecvv(std::span<const IoRun> runs, int source, std::int32_t tag, std::uint32_t context) {
+  AUGUR_RETURN_IF_ERROR(check_recv(source, tag));
+  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, normalize(runs));
+  if (norm.size() <= 1) {
+    return norm.empty() ? irecv(nullptr, 0, source, tag, context) : irecv(norm[0].addr, norm[0].length, source, tag, context);
+  }
+  if (norm.size() > max_layout_runs()) {
+    return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the scatter limit of " +
+                                              std::to_string(max_layout_runs()) + ": receive packed");
+  }
+  auto req = std::make_shared<Request>();
+  req->runs = std::move(norm);
+  if (assist_) {
+    enqueue(new Command{{}, Command::Kind::kRecvV, req, nullptr, nullptr, 0, source, tag, context, {}, nullptr});
+    return req;
+  }
+  AUGUR_RETURN_IF_ERROR(start_recv_layout(req, source, tag, context));
+  return req;
+}
+
+Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t tag, std::uint32_t context) {
+  if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].dead) {
+    finish(*req, Path::kNone, Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone"));
+    return Status::Ok();
+  }
+  // Never credited: a direct write targets one remote range.
+  PostedRecv recv{req, req->runs[0].addr, layout_bytes(req->runs), source};
+  if (auto m = match_.post({context, source, tag}, recv)) AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
+  // Seen by the predictor (its cycles include this call) with no size, so nothing is staged for it.
+  if (predictor_) AUGUR_RETURN_IF_ERROR(observe_receive(recv.buf, 0, source, tag, context));
+  return Status::Ok();
+}
+
+Status Engine::start_layout_read(int peer, PendingRead& pr) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  std::vector<nic::RemoteRun> remote = std::move(pr.remote_runs);
+  if (remote.empty()) remote.push_back({pr.remote.addr, static_cast<std::uint32_t>(pr.remote.length), pr.remote.rkey});
+  const std::vector<IoRun> one{{pr.buf, pr.n}};
+  const std::span<const IoRun> local = pr.req->runs.empty() ? std::span<const IoRun>(one) : std::span<const IoRun>(pr.req->runs);
+  Result<PinnedLayout> pinned = pin_layout(*recv_cache_, local, false);
+  if (!pinned.ok()) {  // this receive fails (nothing read); the sender is released
+    finish(*pr.req, Path::kNone, pinned.status().context("registering the receive layout"));
+    queue_fin(peer, pr.rts_seq);
+    return Status::Ok();
+  }
+  auto rd = std::make_unique<Read>(Read{pr.req, {}, peer, pr.rts_seq, {}, {}, 0, 1});
+  rd->plan = plan_reads(remote, local, pinned->keys, pr.n, p.ch->max_sge());
+  std::size_t planned = 0;
+  for (const nic::Sge& s : rd->plan.sges) planned += s.length;
+  if (planned != pr.n) {
+    return Status(Code::kInternal, "read plan covers " + std::to_string(planned) + " of " + std::to_string(pr.n) + " bytes");
+  }
+  rd->pins = std::move(pinned->pins);
+  rd->left = static_cast<std::uint32_t>(rd->plan.wrs.size());
+  auto it = std::find(reads_.begin(), reads_.end(), nullptr);
+  const auto cookie = static_cast<std::uint32_t>(it - reads_.begin());
+  if (it == reads_.end()) {
+    reads_.push_back(std::move(rd));
+  } else {
+    *it = std::move(rd);
+  }
+  p.posting = cookie;
+  return post_layout_reads(peer, *reads_[cookie], cookie);
+}
+
+Status Engine::post_layout_reads(int peer, Read& rd, std::uint32_t cookie) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  while (rd.posted < rd.plan.wrs.size() && p.reads_in_flight < Channel::kMaxReads) {
+    const ReadWr& w = rd.plan.wrs[rd.posted];
+    AUGUR_RETURN_IF_ERROR(p.ch->post_read(cookie, std::span<const nic::Sge>(rd.plan.sges).subspan(w.first, w.count),
+                                          w.remote_addr, w.rkey));
+    ++rd.posted;
+    ++p.reads_in_flight;
+  }
+  if (rd.posted == rd.plan.wrs.size()) p.posting = -1;
+  return Status::Ok();
+}
+
+Result<bool> Engine::send_raw_message_for_test(int peer, nic::MsgType type, std::uint32_t context, std::int32_t tag,
+                                               std::uint32_t length, std::span<const std::byte> body) {
+  if (assist_ || peer == rank_ || peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "raw message");
+  return peers_[static_cast<std::size_t>(peer)].ch->try_send(type, context, tag, length, body);
+}
+
 Result<EngineConfig> engine_config_from_settings() {
   EngineConfig c;
   AUGUR_ASSIGN_OR_RETURN(std::int64_t slots, setting_int("AUGUR_SLOTS", 2, 32767));
@@ -1236,6 +1506,8 @@ Result<EngineConfig> engine_config_from_settings() {
   }
   AUGUR_ASSIGN_OR_RETURN(std::int64_t core, setting_int("AUGUR_ASSIST_CORE", -1, 65535));
   c.assist_core = static_cast<int>(core);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t sge_runs, setting_int("AUGUR_SGE_MAX_RUNS", 0, 65536));
+  c.sge_max_runs = static_cast<std::uint32_t>(sge_runs);
   return c;
 }
 

@@ -113,6 +113,62 @@ Result<RemoteBuffer> parse_remote_buffer(std::span<const std::byte> in) {
   return b;
 }
 
+void encode_run_list(std::uint64_t length, std::span<const RemoteRun> runs, std::span<std::byte> out) noexcept {
+  Writer w(out.data());
+  const RunListHeader h;
+  w.put(h.magic);
+  w.put(h.version);
+  w.put(h.reserved);
+  w.put(static_cast<std::uint32_t>(runs.size()));
+  w.put(h.reserved2);
+  w.put(length);
+  for (const RemoteRun& r : runs) {
+    w.put(r.addr);
+    w.put(r.length);
+    w.put(r.rkey);
+  }
+}
+
+Result<std::vector<RemoteRun>> parse_run_list(std::span<const std::byte> in, std::uint64_t msg_length,
+                                              std::uint32_t max_runs) {
+  if (in.size() < sizeof(RunListHeader)) return bad("run list", "only " + std::to_string(in.size()) + " bytes");
+  Reader r(in.data());
+  RunListHeader h;
+  h.magic = r.get<std::uint32_t>();
+  h.version = r.get<std::uint16_t>();
+  h.reserved = r.get<std::uint16_t>();
+  h.count = r.get<std::uint32_t>();
+  h.reserved2 = r.get<std::uint32_t>();
+  h.length = r.get<std::uint64_t>();
+  if (h.magic != RunListHeader::kMagic) return bad("run list", "bad magic");
+  if (h.version != RunListHeader::kVersion) return bad("run list", "version " + std::to_string(h.version));
+  if (h.reserved != 0 || h.reserved2 != 0) return bad("run list", "reserved fields set");
+  if (h.count == 0 || h.count > max_runs) {
+    return bad("run list", std::to_string(h.count) + " runs (1 to " + std::to_string(max_runs) + " allowed)");
+  }
+  if (in.size() != run_list_bytes(h.count)) {
+    return bad("run list", std::to_string(h.count) + " runs in " + std::to_string(in.size()) + " bytes");
+  }
+  if (h.length != msg_length) {
+    return bad("run list", "length " + std::to_string(h.length) + ", message of " + std::to_string(msg_length));
+  }
+  std::vector<RemoteRun> runs(h.count);
+  std::uint64_t sum = 0;
+  for (RemoteRun& run : runs) {
+    run.addr = r.get<std::uint64_t>();
+    run.length = r.get<std::uint32_t>();
+    run.rkey = r.get<std::uint32_t>();
+    if (run.length == 0) return bad("run list", "zero-length run");
+    if (run.addr == 0) return bad("run list", "null address");
+    if (run.addr + run.length < run.addr) return bad("run list", "address range wraps around");
+    sum += run.length;  // at most 2^32 runs of < 2^32 bytes: no overflow
+  }
+  if (sum != msg_length) {
+    return bad("run list", "runs sum to " + std::to_string(sum) + " bytes, message of " + std::to_string(msg_length));
+  }
+  return runs;
+}
+
 void encode(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) noexcept {
   Writer w(out.data());
   w.put(static_cast<std::uint8_t>(in.type));
@@ -138,7 +194,7 @@ Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpec
   h.tag = static_cast<std::int32_t>(r.get<std::uint32_t>());
   h.seq = r.get<std::uint32_t>();
   h.length = r.get<std::uint32_t>();
-  if (type < 1 || type > 6) return bad("message header", "type " + std::to_string(type));
+  if (type < 1 || type > 7) return bad("message header", "type " + std::to_string(type));
   h.type = static_cast<MsgType>(type);
   if (h.version != MsgHeader::kVersion) return bad("message header", "version " + std::to_string(h.version));
   if (h.src != expect.src) {
@@ -159,6 +215,10 @@ Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpec
     case MsgType::kRts:
       if (h.tag < 0) return bad("message header", "negative tag " + std::to_string(h.tag));
       if (body != sizeof(RemoteBuffer)) return bad("message header", "RTS without a remote buffer");
+      break;
+    case MsgType::kRtsRuns:  // the run list itself is checked by parse_run_list
+      if (h.tag < 0) return bad("message header", "negative tag " + std::to_string(h.tag));
+      if (body < run_list_bytes(1)) return bad("message header", "RTS without a run list");
       break;
     case MsgType::kFin:  // length names the RTS answered; checked by the engine
     case MsgType::kCredit:

@@ -1,5 +1,6 @@
 // Point-to-point: typed sends and receives on host::Engine (contiguous data goes straight from
-// and to the user buffer; other types are packed into, or received into and unpacked from, a
+// and to the user buffer; other types go by the engine's gather/scatter lists when their runs
+// are few (AUGUR_SGE_MAX_RUNS), else are packed into, or received into and unpacked from, a
 // temporary), requests and their completion functions, probe, buffered and persistent modes.
 #include <sched.h>
 
@@ -22,6 +23,30 @@ void set_count(MPI_Status* st, std::int64_t n) {
   st->augur_count_hi = static_cast<int>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(n) >> 32));
 }
 bool ignore(const MPI_Status* st) { return st == MPI_STATUS_IGNORE || st == nullptr; }
+
+// The runs of `count` copies of `t` at `buf` in packed order (adjacent ones merged), if there
+// are few enough for the engine's gather/scatter lists; else empty: pack.
+std::vector<host::IoRun> layout_of(const void* buf, std::int64_t count, const Type& t) {
+  std::vector<host::IoRun> out;
+  const std::uint64_t limit = S().engine->max_layout_runs();
+  // Copies may merge (a resized type whose runs abut), so look a little past the limit.
+  if (limit < 2 || static_cast<std::uint64_t>(count) * t.runs.size() > 4 * limit) return out;
+  auto* base = static_cast<std::byte*>(const_cast<void*>(buf));  // sends only read through it
+  for (std::int64_t k = 0; k < count; ++k) {
+    std::byte* copy = base + k * t.extent;
+    for (const auto& run : t.runs) {
+      if (run.length == 0) continue;
+      std::byte* at = copy + run.offset;
+      if (!out.empty() && out.back().addr + out.back().length == at) {
+        out.back().length += static_cast<std::size_t>(run.length);
+      } else {
+        out.push_back({at, static_cast<std::size_t>(run.length)});
+        if (out.size() > limit) return {};
+      }
+    }
+  }
+  return out;
+}
 }  // namespace
 
 void set_status_empty(MPI_Status* st) {
@@ -46,6 +71,11 @@ Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, in
   const void* data = nullptr;
   if (n > 0 && t->contig) {
     data = static_cast<const std::byte*>(buf) + t->runs[0].offset;
+  } else if (std::vector<host::IoRun> runs = n > 0 ? layout_of(buf, count, *t) : std::vector<host::IoRun>{}; !runs.empty()) {
+    auto er = S().engine->isendv(runs, c->world[static_cast<std::size_t>(peer)], tag, ctx, synchronous);
+    if (!er.ok()) return from_status(er.status());
+    r.er = std::move(er.value());
+    return ok();
   } else if (n > 0) {
     r.tmp.resize(static_cast<std::size_t>(n));
     pack(buf, count, *t, r.tmp.data());
@@ -72,13 +102,19 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
   const std::int64_t n = count * t->size;
   void* land = nullptr;
   r.unpack = n > 0 && !t->contig;
+  const int src = peer == MPI_ANY_SOURCE ? host::kAnySource : c->world[static_cast<std::size_t>(peer)];
   if (n > 0 && t->contig) {
     land = static_cast<std::byte*>(buf) + t->runs[0].offset;
+  } else if (std::vector<host::IoRun> runs = n > 0 ? layout_of(buf, count, *t) : std::vector<host::IoRun>{}; !runs.empty()) {
+    r.unpack = false;  // scattered by the engine
+    auto er = S().engine->irecvv(runs, src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
+    if (!er.ok()) return from_status(er.status());
+    r.er = std::move(er.value());
+    return ok();
   } else if (n > 0) {
     r.tmp.resize(static_cast<std::size_t>(n));
     land = r.tmp.data();
   }
-  const int src = peer == MPI_ANY_SOURCE ? host::kAnySource : c->world[static_cast<std::size_t>(peer)];
   auto er = S().engine->irecv(land, static_cast<std::size_t>(n), src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
   if (!er.ok()) return from_status(er.status());
   r.er = std::move(er.value());

@@ -254,5 +254,92 @@ TEST(CreditWire, ImmediateCarriesSlotAndLength) {
   EXPECT_EQ(direct_imm_length(direct_imm(3, 0)), 0u);
 }
 
+
+// ---- Run lists (kRtsRuns bodies) ----
+
+std::vector<std::byte> run_list(std::uint64_t length, const std::vector<RemoteRun>& runs) {
+  std::vector<std::byte> out(run_list_bytes(runs.size()));
+  encode_run_list(length, runs, out);
+  return out;
+}
+
+const std::vector<RemoteRun> kRuns = {{0x1000, 100, 7}, {0x3003, 1, 8}, {0xffff'0000'0000'0000ull, 4096, 9}};
+
+TEST(RunListWire, RoundTripsAndIsBigEndian) {
+  auto bytes = run_list(4197, kRuns);
+  ASSERT_EQ(bytes.size(), 24u + 3 * 16);
+  auto r = parse_run_list(bytes, 4197, 3);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_EQ(r.value(), kRuns);
+  // "AURL", version 1, count 3, then the first run's address, length and key, most significant byte first.
+  EXPECT_EQ(std::to_integer<int>(bytes[0]), 'A');
+  EXPECT_EQ(std::to_integer<int>(bytes[3]), 'L');
+  EXPECT_EQ(std::to_integer<int>(bytes[5]), 1);
+  EXPECT_EQ(std::to_integer<int>(bytes[11]), 3);
+  EXPECT_EQ(std::to_integer<int>(bytes[23]), 4197 & 0xff);
+  EXPECT_EQ(std::to_integer<int>(bytes[22]), 4197 >> 8);
+  EXPECT_EQ(std::to_integer<int>(bytes[24 + 6]), 0x10);
+  EXPECT_EQ(std::to_integer<int>(bytes[24 + 11]), 100);
+  EXPECT_EQ(std::to_integer<int>(bytes[24 + 15]), 7);
+}
+
+TEST(RunListWire, BoundedByTheSlot) {
+  EXPECT_EQ(max_remote_runs(8192), (8192u - 24) / 16);
+  EXPECT_EQ(max_remote_runs(64), 2u);
+  EXPECT_EQ(max_remote_runs(23), 0u);
+}
+
+// Each lie a peer could tell about where to read is rejected before anything is read.
+TEST(RunListWire, RejectsWhatAPeerMustNotSend) {
+  struct Case {
+    const char* what;
+    std::vector<std::byte> bytes;
+    std::uint64_t msg_length;
+    std::uint32_t max_runs;
+    const char* expect;
+  };
+  auto with = [](std::vector<std::byte> b, std::size_t at, std::uint8_t v) {
+    b[at] = std::byte{v};
+    return b;
+  };
+  const auto good = run_list(4197, kRuns);
+  std::vector<Case> cases = {
+      {"bad magic", with(good, 0, 'X'), 4197, 10, "bad magic"},
+      {"bad version", with(good, 5, 2), 4197, 10, "version 2"},
+      {"reserved set", with(good, 7, 1), 4197, 10, "reserved"},
+      {"second reserved set", with(good, 15, 1), 4197, 10, "reserved"},
+      {"count larger than the body", with(good, 11, 4), 4197, 10, "4 runs in 72 bytes"},
+      {"count smaller than the body", with(good, 11, 2), 4197, 10, "2 runs in 72 bytes"},
+      {"no runs", with(good, 11, 0), 4197, 10, "0 runs"},
+      {"more runs than allowed", good, 4197, 2, "3 runs (1 to 2 allowed)"},
+      {"length differs from the header", good, 4196, 10, "length 4197, message of 4196"},
+      {"zero-length run", run_list(4196, {{0x1000, 100, 7}, {0x3003, 0, 8}, {0x5000, 4096, 9}}), 4196, 10, "zero-length run"},
+      {"null address", run_list(4197, {{0x1000, 100, 7}, {0, 1, 8}, {0x5000, 4096, 9}}), 4197, 10, "null address"},
+      {"wrapping run", run_list(4197, {{0x1000, 100, 7}, {0x3003, 1, 8}, {~0ull - 10, 4096, 9}}), 4197, 10, "wraps"},
+      {"runs short of the length", run_list(5000, kRuns), 5000, 10, "runs sum to 4197 bytes, message of 5000"},
+      {"runs past the length", run_list(100, kRuns), 100, 10, "runs sum to 4197 bytes, message of 100"},
+      {"truncated header", std::vector<std::byte>(good.begin(), good.begin() + 20), 4197, 10, "only 20 bytes"},
+  };
+  for (const Case& c : cases) {
+    auto r = parse_run_list(c.bytes, c.msg_length, c.max_runs);
+    ASSERT_FALSE(r.ok()) << c.what;
+    EXPECT_EQ(r.status().code(), Code::kProtocol) << c.what;
+    EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << c.what << ": " << r.status().message();
+  }
+}
+
+TEST(RunListWire, HeaderOfARunListRtsNeedsABody) {
+  MsgHeader h = good_header();
+  h.type = MsgType::kRtsRuns;
+  auto ok_slot = eager_slot(h, run_list_bytes(1));
+  EXPECT_TRUE(parse_msg_header(ok_slot, kExpect).ok());
+  auto short_slot = eager_slot(h, run_list_bytes(1) - 1);
+  auto r = parse_msg_header(short_slot, kExpect);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("RTS without a run list"), std::string::npos);
+  h.tag = -1;
+  EXPECT_FALSE(parse_msg_header(eager_slot(h, run_list_bytes(1)), kExpect).ok());
+}
+
 }  // namespace
 }  // namespace augur::nic

@@ -17,6 +17,7 @@
 #include <span>
 #include <vector>
 
+#include "augur/host/layout.h"
 #include "augur/nic/verbs.h"
 #include "augur/nic/wire.h"
 #include "augur/status.h"
@@ -76,6 +77,9 @@ class Channel {
   Result<bool> try_send(std::uint32_t context, std::int32_t tag, std::span<const std::byte> payload) {
     return try_send(nic::MsgType::kEager, context, tag, static_cast<std::uint32_t>(payload.size()), payload);
   }
+  // As the two above, with the eager payload (`length` bytes) gathered from `runs` into the
+  // send slot: one copy for a non-contiguous send.
+  Result<bool> try_send_gather(std::uint32_t context, std::int32_t tag, std::uint32_t length, std::span<const IoRun> runs);
   // The sequence number the next message to the peer will carry.
   [[nodiscard]] std::uint32_t next_seq() const noexcept { return next_seq_out_; }
   // Direct placement, receiving side: writes a credit (entry and arm word) into slot `slot` of
@@ -93,6 +97,8 @@ class Channel {
   // sequence numbers and bounce-slot flow control as try_send: the write consumes a receive).
   // The payload is copied to a send slot first, so it must fit the eager limit.
   Result<bool> try_send_direct(std::uint32_t slot, const nic::CreditEntry& e, std::span<const std::byte> payload);
+  Result<bool> try_send_direct_gather(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t length,
+                                      std::span<const IoRun> runs);
   [[nodiscard]] std::uint32_t credit_slots() const noexcept { return cfg_.credit_slots; }
   // Messages received from the peer so far (the sequence number the next one must carry).
   [[nodiscard]] std::uint32_t next_seq_in() const noexcept { return next_seq_in_; }
@@ -100,6 +106,11 @@ class Channel {
   // Posts an RDMA READ of the peer's memory into local registered memory; its completion comes
   // back with wr_id kind kReadKind and `cookie` in the low 32 bits.
   Status post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey);
+  // The same into a local scatter list of at most max_sge() entries.
+  Status post_read(std::uint32_t cookie, std::span<const nic::Sge> local, std::uint64_t remote_addr, std::uint32_t rkey);
+  // Scatter entries per READ: the device's max_sge, at most kMaxSge.
+  [[nodiscard]] std::uint32_t max_sge() const noexcept { return max_sge_; }
+  static constexpr std::uint32_t kMaxSge = 32;
   static constexpr std::uint64_t kReadKind = 4;
   static constexpr std::uint32_t kInlineBytes = 128;  // messages this small (header included) go inline
   static constexpr std::uint32_t kMaxReads = 16;  // reads in flight per channel (send queue room)
@@ -126,6 +137,12 @@ class Channel {
   Status post_recv(std::uint32_t slot);
   Status write_credits();
   Result<bool> send_slot(std::uint32_t len);
+  // try_send / try_send_direct with the payload written into the slot by fill(slot_payload).
+  template <typename Fill>
+  Result<bool> send_filled(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+                           std::size_t body_bytes, const Fill& fill);
+  template <typename Fill>
+  Result<bool> send_direct_filled(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t len, const Fill& fill);
   Result<bool> post_credit_write(std::span<const std::byte> bytes, std::uint64_t remote_addr);
   std::byte* next_send_slot();
 
@@ -135,6 +152,7 @@ class Channel {
   nic::ConnectOptions connect_{};
   std::uint32_t slot_bytes_;
   std::uint32_t psn_;
+  std::uint32_t max_sge_ = 1;
   std::vector<std::byte> recv_ring_;
   std::vector<std::byte> send_ring_;
   std::unique_ptr<std::uint64_t[]> words_;  // [0]: peer's freed count, written by the peer; [1]: ours, the source of our writes

@@ -29,6 +29,7 @@
 
 #include "augur/host/bootstrap.h"
 #include "augur/host/channel.h"
+#include "augur/host/layout.h"
 #include "augur/host/matching.h"
 #include "augur/host/mpsc_queue.h"
 #include "augur/host/placement.h"
@@ -70,6 +71,8 @@ struct Request {
   // Engine-internal: the direct-placement credit this receive holds (-1: none).
   std::int32_t credit_peer = -1;
   std::int32_t credit_slot = -1;
+  // Engine-internal: the layout of a non-contiguous request (isendv/irecvv; empty: contiguous).
+  std::vector<IoRun> runs;
 };
 using RequestPtr = std::shared_ptr<Request>;
 
@@ -92,11 +95,14 @@ struct EngineConfig {
   enum class Assist : std::uint8_t { kOff, kOn, kAuto } assist = Assist::kOff;  // kAuto: on when this
   // host has at least 4 cores and two per rank of the job running on it (else the threads fight)
   int assist_core = -1;                   // logical core for the assist thread; -1: near the adapter
+  // Layouts of at most this many runs go by gather/scatter lists (isendv/irecvv); callers pack
+  // larger ones (AUGUR_SGE_MAX_RUNS; 0: always pack).
+  std::uint32_t sge_max_runs = 16;
 };
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
-// AUGUR_ASSIST, AUGUR_ASSIST_CORE.
+// AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS.
 Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
@@ -118,6 +124,8 @@ struct EngineCounters {
   std::uint64_t pred_suspended = 0;   // times prediction was turned off for a low hit ratio
   std::uint64_t credit_pauses = 0;    // times crediting a peer was paused for void credits
   std::uint64_t credits_rearmed = 0;  // of credits_issued, re-armed by the arm word alone (entry already at the sender)
+  std::uint64_t sge_sends = 0;        // messages sent from a layout by gather list (eager: into the slot; rendezvous: run list)
+  std::uint64_t sge_recvs = 0;        // messages received into a layout by scatter (eager: from the slot; rendezvous: READ)
 };
 
 class Engine {
@@ -135,6 +143,16 @@ class Engine {
   Result<RequestPtr> isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
                            bool synchronous = false);
   Result<RequestPtr> irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
+  // Non-contiguous send and receive: the message is the runs' bytes in order (zero-length runs
+  // are skipped, adjacent ones merged; one run left is the contiguous call). At most
+  // max_layout_runs() runs after merging (kInvalidArgument otherwise: pack instead). The run list
+  // is copied; the memory it names must stay valid until the request is done. A receive layout
+  // is never credited for direct placement (a direct write targets one remote range).
+  Result<RequestPtr> isendv(std::span<const IoRun> runs, int dest, std::int32_t tag, std::uint32_t context,
+                            bool synchronous = false);
+  Result<RequestPtr> irecvv(std::span<const IoRun> runs, int source, std::int32_t tag, std::uint32_t context);
+  // The most runs isendv/irecvv take: AUGUR_SGE_MAX_RUNS, and what an RTS run list fits in a slot.
+  [[nodiscard]] std::uint32_t max_layout_runs() const noexcept;
   // Runs progress until `r` is done or `timeout_ms` passes (kTimeout); returns r's status.
   Status wait(const RequestPtr& r, int timeout_ms);
   // One round of progress; true if `r` is done (MPI_Test).
@@ -164,6 +182,10 @@ class Engine {
   [[nodiscard]] const Placement* assist_placement() const noexcept { return assist_ ? &placement_ : nullptr; }
   // Tests only, and only without an assist thread (its state belongs to that thread).
   [[nodiscard]] const Channel* channel(int peer) const { return peers_[static_cast<std::size_t>(peer)].ch.get(); }
+  // Tests that play a faulty peer (no assist thread): sends one message with this header and
+  // body as the next message to `peer`, outside the send queue. False: no credit now.
+  Result<bool> send_raw_message_for_test(int peer, nic::MsgType type, std::uint32_t context, std::int32_t tag,
+                                         std::uint32_t length, std::span<const std::byte> body);
   // One line, `augur-stats rank=R direct_msgs=N ...` (the AUGUR_STATS format, see docs/runtime.md).
   [[nodiscard]] std::string stats_line() const;
 
@@ -180,6 +202,7 @@ class Engine {
     std::size_t n;  // bytes to read: min(message, buffer)
     nic::RemoteBuffer remote;
     std::uint32_t rts_seq;
+    std::vector<nic::RemoteRun> remote_runs;  // a non-contiguous source (kRtsRuns); else `remote`
   };
   struct Incoming {  // a message waiting in the unexpected queue
     int peer;
@@ -188,6 +211,7 @@ class Engine {
     std::span<const std::byte> payload;   // eager: in the slot
     std::vector<std::byte> self_copy;     // self messages
     nic::RemoteBuffer remote;             // RTS: where the data is
+    std::vector<nic::RemoteRun> remote_runs;  // kRtsRuns: where the data is
     std::uint32_t seq;                    // RTS: answered by FIN
     std::size_t length;
     RequestPtr self_sender;               // a synchronous send to oneself: completes when matched
@@ -201,12 +225,20 @@ class Engine {
     const void* user = nullptr;
     RequestPtr req;               // completed when sent (eager) or at FIN (rendezvous)
     nic::RegCache::Handle pin;    // rendezvous: the sender's buffer stays registered until FIN
+    bool gather = false;          // eager from req->runs
+    std::vector<nic::RegCache::Handle> pins;  // kRtsRuns: the layout stays registered until FIN
   };
   struct Read {
     RequestPtr req;
     nic::RegCache::Handle pin;
     int peer;
     std::uint32_t rts_seq;
+    // A layout read: READs planned, how many are posted, completions still to come (the FIN
+    // goes when the last one completes).
+    std::vector<nic::RegCache::Handle> pins;
+    ReadPlan plan;
+    std::uint32_t posted = 0;
+    std::uint32_t left = 1;
   };
   // A credit this rank gave a peer for one of its receives (receiving side).
   struct GivenCredit {
@@ -249,13 +281,14 @@ class Engine {
     std::deque<std::pair<std::uint32_t, OutMsg>> awaiting_fin;  // by RTS sequence number
     std::uint32_t reads_in_flight = 0;
     std::deque<PendingRead> read_queue;          // matched RTS waiting for room to read
+    std::int64_t posting = -1;                   // cookie of a layout read with READs still to post
     bool dead = false;
   };
 
   // A command from an application thread to the assist thread.
   struct Command {
     std::atomic<Command*> next{nullptr};
-    enum class Kind : std::uint8_t { kSend, kRecv, kCall } kind = Kind::kCall;
+    enum class Kind : std::uint8_t { kSend, kRecv, kCall, kSendV, kRecvV } kind = Kind::kCall;
     RequestPtr req;
     const void* sbuf = nullptr;
     void* rbuf = nullptr;
@@ -272,6 +305,16 @@ class Engine {
   Status start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
                     bool synchronous);
   Status start_recv(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
+  Status check_send(int dest, std::int32_t tag) const;
+  Status check_recv(int source, std::int32_t tag) const;
+  // Non-contiguous requests (req->runs holds the layout, at least two runs; start_send takes
+  // them too, with a null buffer).
+  Status start_recv_layout(const RequestPtr& req, int source, std::int32_t tag, std::uint32_t context);
+  // Registers a send layout and encodes its kRtsRuns body; `pins` keep it registered until FIN.
+  Result<std::vector<std::byte>> run_list_rts(std::span<const IoRun> runs, std::size_t len,
+                                              std::vector<nic::RegCache::Handle>& pins);
+  Status post_layout_reads(int peer, Read& rd, std::uint32_t cookie);
+  Status start_layout_read(int peer, PendingRead& pr);
   bool do_cancel(const RequestPtr& r);
   void finish(Request& r, Path path, Status st = Status::Ok());
   // Assist thread.
@@ -310,7 +353,9 @@ class Engine {
   std::optional<std::pair<std::uint32_t, nic::CreditEntry>> usable_credit(Peer& p, std::uint32_t context, std::int32_t tag,
                                                                           std::size_t length) const;
   // Sends an eager message now, through a usable credit or a bounce slot; kNone: no room yet.
-  Result<Path> send_eager(Peer& p, std::uint32_t context, std::int32_t tag, std::span<const std::byte> body);
+  // `runs` non-empty (a layout send, `user` unused): the `length` bytes are gathered from them.
+  Result<Path> send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user, std::uint32_t length,
+                          std::span<const IoRun> runs);
   Status observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
 
   Bootstrap& boot_;

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "augur/status.h"
 
@@ -54,6 +55,9 @@ enum class MsgType : std::uint8_t {
   // with kRevokeAck once it will no longer use it. context = credit slot, length = generation.
   kRevoke = 5,
   kRevokeAck = 6,
+  // Rendezvous from a non-contiguous source: a run list (RunListHeader + RemoteRun[count])
+  // follows the header instead of one RemoteBuffer.
+  kRtsRuns = 7,
   // Never in a header on the wire: the receiver's name for a direct write's arrival (an RDMA
   // WRITE with immediate into a credited buffer; see CreditEntry).
   kDirect = 0x80,
@@ -119,6 +123,39 @@ constexpr std::uint32_t direct_imm(std::uint32_t slot, std::uint32_t length) noe
 constexpr std::uint32_t direct_imm_slot(std::uint32_t imm) noexcept { return imm >> 24; }
 constexpr std::uint32_t direct_imm_length(std::uint32_t imm) noexcept { return imm & kMaxDirectBytes; }
 
+// The body of a kRtsRuns message: where the sender's runs are, in packed message order. The
+// receiver READs each run (or several slices of it) into the matching part of its own layout.
+struct RunListHeader {
+  static constexpr std::uint32_t kMagic = 0x4155524c;  // "AURL"
+  static constexpr std::uint16_t kVersion = 1;
+  std::uint32_t magic = kMagic;
+  std::uint16_t version = kVersion;
+  std::uint16_t reserved = 0;
+  std::uint32_t count = 0;     // runs that follow (>= 1)
+  std::uint32_t reserved2 = 0;
+  std::uint64_t length = 0;    // the message: the runs' lengths sum to exactly this
+};
+static_assert(sizeof(RunListHeader) == 24);
+static_assert(offsetof(RunListHeader, count) == 8);
+static_assert(offsetof(RunListHeader, length) == 16);
+
+struct RemoteRun {
+  std::uint64_t addr = 0;
+  std::uint32_t length = 0;  // > 0
+  std::uint32_t rkey = 0;
+  friend bool operator==(const RemoteRun&, const RemoteRun&) = default;
+};
+static_assert(sizeof(RemoteRun) == 16);
+static_assert(offsetof(RemoteRun, length) == 8);
+static_assert(offsetof(RemoteRun, rkey) == 12);
+
+// Runs a run list of `body_bytes` (an eager slot's payload) can carry.
+constexpr std::uint32_t max_remote_runs(std::uint32_t body_bytes) noexcept {
+  return body_bytes < sizeof(RunListHeader) ? 0
+                                            : static_cast<std::uint32_t>((body_bytes - sizeof(RunListHeader)) / sizeof(RemoteRun));
+}
+constexpr std::size_t run_list_bytes(std::size_t count) noexcept { return sizeof(RunListHeader) + count * sizeof(RemoteRun); }
+
 // What the reader expects of the next header from one peer.
 struct MsgExpect {
   std::uint32_t src;          // the peer this QP/ring belongs to
@@ -141,6 +178,13 @@ void encode(const CreditEntry& in, std::span<std::byte, sizeof(CreditEntry)> out
 // The fields of an entry (its arm word is parsed separately); rejects ANY_TAG, oversized
 // capacities and null buffers.
 Result<CreditEntry> parse_credit_entry(std::span<const std::byte> in);
+// `out` must be run_list_bytes(runs.size()) long; `length` is the sum of the runs' lengths.
+void encode_run_list(std::uint64_t length, std::span<const RemoteRun> runs, std::span<std::byte> out) noexcept;
+// Rejects a wrong size, magic or version, non-zero reserved fields, no runs or more than
+// `max_runs`, a zero-length run, a null or wrapping address, and lengths that do not sum to
+// exactly `msg_length` (the header's length).
+Result<std::vector<RemoteRun>> parse_run_list(std::span<const std::byte> in, std::uint64_t msg_length,
+                                              std::uint32_t max_runs);
 // `in` is the whole slot as received (byte_len of the completion): the header and what follows.
 Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpect& expect);
 
