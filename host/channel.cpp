@@ -111,12 +111,16 @@ Status Channel::post_recv(std::uint32_t slot) {
   return qp_->post_recv(wr(kRecv, slot), {&sge, 1});
 }
 
-Result<bool> Channel::send_slot(std::uint32_t len) {
+Result<bool> Channel::send_slot(std::uint32_t len, std::span<const std::byte> tail) {
   const auto slot = static_cast<std::uint32_t>(sent_ % cfg_.slots);
-  nic::Sge sge{reinterpret_cast<std::uintptr_t>(send_ring_.data()) + std::size_t{slot} * slot_bytes_, len,
-               send_mr_->lkey()};
-  AUGUR_RETURN_IF_ERROR(qp_->post_send(
-      {.wr_id = wr(kSend, slot), .op = nic::SendOp::kSend, .sges = {&sge, 1}, .inline_data = len <= kInlineBytes}));
+  const nic::Sge sges[2] = {
+      {reinterpret_cast<std::uintptr_t>(send_ring_.data()) + std::size_t{slot} * slot_bytes_, len, send_mr_->lkey()},
+      {reinterpret_cast<std::uintptr_t>(tail.data()), static_cast<std::uint32_t>(tail.size()), 0}};
+  const auto total = len + tail.size();
+  AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kSend, slot),
+                                        .op = nic::SendOp::kSend,
+                                        .sges = {sges, tail.empty() ? 1u : 2u},
+                                        .inline_data = total <= kInlineBytes}));
   ++sent_;
   ++outstanding_sends_;
   return true;
@@ -124,7 +128,7 @@ Result<bool> Channel::send_slot(std::uint32_t len) {
 
 template <typename Fill>
 Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
-                                  std::size_t body_bytes, const Fill& fill) {
+                                  std::size_t body_bytes, const Fill& fill, std::span<const std::byte> inline_body) {
   if (tag < 0 && type != nic::MsgType::kFin) return Status(Code::kInvalidArgument, "negative tag");
   if (body_bytes > cfg_.eager_limit) {
     return Status(Code::kInvalidArgument, std::to_string(body_bytes) + " bytes exceed the eager limit");
@@ -144,8 +148,14 @@ Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std:
   freed_written_ = freed_;
   std::byte* slot = next_send_slot();
   nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader)));
-  fill(slot + sizeof(nic::MsgHeader));
-  AUGUR_ASSIGN_OR_RETURN(bool ok, send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + body_bytes)));
+  Result<bool> posted = false;
+  if (inline_body.empty()) {
+    fill(slot + sizeof(nic::MsgHeader));
+    posted = send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + body_bytes));
+  } else {
+    posted = send_slot(sizeof(nic::MsgHeader), inline_body);
+  }
+  AUGUR_ASSIGN_OR_RETURN(bool ok, std::move(posted));
   ++next_seq_out_;
   ++counters_.sent;
   counters_.bytes_sent += body_bytes;
@@ -154,9 +164,15 @@ Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std:
 
 Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
                               std::span<const std::byte> body) {
-  return send_filled(type, context, tag, length, body.size(), [&](std::byte* out) {
-    if (!body.empty()) std::memcpy(out, body.data(), body.size());
-  });
+  // Small enough to go inline: header from the slot, body straight from the caller's buffer
+  // (the driver copies both at post time), one copy instead of two.
+  const bool inline_body = !body.empty() && sizeof(nic::MsgHeader) + body.size() <= kInlineBytes && max_sge_ >= 2;
+  return send_filled(
+      type, context, tag, length, body.size(),
+      [&](std::byte* out) {
+        if (!body.empty()) std::memcpy(out, body.data(), body.size());
+      },
+      inline_body ? body : std::span<const std::byte>{});
 }
 
 Result<bool> Channel::try_send_gather(std::uint32_t context, std::int32_t tag, std::uint32_t length,
@@ -221,7 +237,8 @@ std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
 }
 
 template <typename Fill>
-Result<bool> Channel::send_direct_filled(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t len, const Fill& fill) {
+Result<bool> Channel::send_direct_filled(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t len, const Fill& fill,
+                                         std::span<const std::byte> inline_body) {
   if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
   if (len > cfg_.eager_limit || len > e.capacity) {
     return Status(Code::kInvalidArgument, "direct message larger than its credit or the eager limit");
@@ -231,8 +248,12 @@ Result<bool> Channel::send_direct_filled(std::uint32_t slot, const nic::CreditEn
     return false;
   }
   const auto ring_slot = static_cast<std::uint32_t>(sent_ % cfg_.slots);
-  std::byte* src = next_send_slot();
-  fill(src);
+  const std::byte* src = inline_body.data();
+  if (inline_body.empty()) {
+    std::byte* to = next_send_slot();
+    fill(to);
+    src = to;
+  }
   nic::Sge sge{reinterpret_cast<std::uintptr_t>(src), len, send_mr_->lkey()};
   AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kSend, ring_slot),
                                         .op = nic::SendOp::kRdmaWriteWithImm,
@@ -254,9 +275,12 @@ Result<bool> Channel::try_send_direct(std::uint32_t slot, const nic::CreditEntry
     return Status(Code::kInvalidArgument, "direct message larger than its credit or the eager limit");
   }
   const auto len = static_cast<std::uint32_t>(payload.size());
-  return send_direct_filled(slot, e, len, [&](std::byte* out) {
-    if (len > 0) std::memcpy(out, payload.data(), len);
-  });
+  return send_direct_filled(
+      slot, e, len,
+      [&](std::byte* out) {
+        if (len > 0) std::memcpy(out, payload.data(), len);
+      },
+      len > 0 && len <= kInlineBytes ? payload : std::span<const std::byte>{});  // inline: from the caller's buffer
 }
 
 Result<bool> Channel::try_send_direct_gather(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t length,

@@ -136,13 +136,16 @@ class Channel {
   Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq);
   Status post_recv(std::uint32_t slot);
   Status write_credits();
-  Result<bool> send_slot(std::uint32_t len);
+  // Posts the current send slot's first `len` bytes, then `tail` (inline only: the driver copies
+  // both into the work request at post time, so `tail` may be the caller's buffer).
+  Result<bool> send_slot(std::uint32_t len, std::span<const std::byte> tail = {});
   // try_send / try_send_direct with the payload written into the slot by fill(slot_payload).
   template <typename Fill>
   Result<bool> send_filled(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
-                           std::size_t body_bytes, const Fill& fill);
+                           std::size_t body_bytes, const Fill& fill, std::span<const std::byte> inline_body = {});
   template <typename Fill>
-  Result<bool> send_direct_filled(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t len, const Fill& fill);
+  Result<bool> send_direct_filled(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t len, const Fill& fill,
+                                  std::span<const std::byte> inline_body = {});
   Result<bool> post_credit_write(std::span<const std::byte> bytes, std::uint64_t remote_addr);
   std::byte* next_send_slot();
 
