@@ -520,12 +520,12 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
 
 Engine::GivenCredit* Engine::slot_for_new_entry(Peer& p) {
   using State = GivenCredit::State;
-  GivenCredit* best = nullptr;
+  // A slot never written comes first (age 0), then by last use.
+  auto age = [](const GivenCredit& g) { return g.at_peer ? g.stamp + 1 : 0; };
   for (State st : {State::kFree, State::kPending}) {
+    GivenCredit* best = nullptr;
     for (GivenCredit& g : p.given) {
-      if (g.state != st) continue;
-      const std::uint64_t age = st == State::kFree && !g.at_peer ? 0 : g.stamp + 1;
-      if (best == nullptr || age < (best->state == State::kFree && !best->at_peer ? 0 : best->stamp + 1)) best = &g;
+      if (g.state == st && (best == nullptr || age(g) < age(*best))) best = &g;
     }
     if (best != nullptr) return best;
   }
@@ -558,6 +558,10 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
     ++counters_.credits_armed_ahead;
     return Status::Ok();
   }
+  // Re-arming and a new entry both need a free (or staged) slot: with all credits out, bounce
+  // without a registration-cache lookup.
+  GivenCredit* slot = slot_for_new_entry(p);
+  if (slot == nullptr) return Status::Ok();
   Result<nic::RegCache::Handle> pin = recv_cache_->acquire(buf, len);
   if (!pin.ok()) return Status::Ok();  // cannot register (cache full): bounce
   // The sender still holds this buffer's entry from an earlier receive, under the rkey it is
@@ -580,8 +584,6 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
     ++counters_.credits_rearmed;
     return Status::Ok();
   }
-  GivenCredit* slot = slot_for_new_entry(p);
-  if (slot == nullptr) return Status::Ok();  // all credits out: bounce
   const auto k = static_cast<std::uint32_t>(slot - p.given.data());
   GivenCredit& g = *slot;
   const std::uint32_t generation = (g.generation + 1) & 0xffffff;
