@@ -36,12 +36,15 @@ endif()
 
 function(augur_target_defaults target)
   target_link_libraries(${target} PRIVATE augur_warnings)
+  if(AUGUR_LTO_ACTIVE)  # GCC's linker plugin would optimise fat LTO objects at every link otherwise
+    target_link_options(${target} PRIVATE $<$<NOT:$<BOOL:$<TARGET_PROPERTY:AUGUR_LTO_LINK>>>:-fno-lto>)
+  endif()
 endfunction()
 
 # Link-time optimisation for what users run: libaugur_mpi and the benchmarks. A message's path
 # crosses common/, nic/ and host/, whose calls only LTO can inline (augur-perf-lat under
 # soft-RoCE: off/raw 1.28 -> 1.21 at 1 byte, docs/runtime.md). The core libraries compile fat
-# LTO objects, so the tests link them as plain objects and do not pay for LTO.
+# LTO objects and every other target links with -fno-lto, so the tests do not pay for LTO.
 option(AUGUR_LTO "Link-time optimisation of libaugur_mpi and the benchmarks (optimised GCC builds without sanitizers)" ON)
 set(AUGUR_LTO_ACTIVE OFF)
 if(AUGUR_LTO AND AUGUR_SANITIZE STREQUAL "" AND CMAKE_CXX_COMPILER_ID STREQUAL "GNU"
@@ -55,6 +58,7 @@ function(augur_lto_objects target)  # a core library: objects usable with and wi
 endfunction()
 function(augur_lto_link target)  # a shared library or program optimised across the core libraries
   if(AUGUR_LTO_ACTIVE)
+    set_target_properties(${target} PROPERTIES AUGUR_LTO_LINK ON)
     target_compile_options(${target} PRIVATE -flto=auto)
     target_link_options(${target} PRIVATE -flto=auto)
   endif()
