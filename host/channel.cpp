@@ -39,6 +39,7 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   ch->connect_ = connect;
   const std::size_t ring = std::size_t{cfg.slots} * ch->slot_bytes_;
   ch->recv_ring_.resize(ring);
+  ch->released_.reserve(cfg.slots);  // no allocation on the receive path
   ch->send_ring_.resize(ring);
   ch->words_ = std::make_unique<std::uint64_t[]>(2);
   ch->credit_table_ = std::make_unique<nic::CreditEntry[]>(cfg.credit_slots);  // zero: every slot free
@@ -374,6 +375,20 @@ Status Channel::release(std::uint32_t slot) {
   // Batch credit returns: a quarter ring at a time; flush_credits() covers the rest when idle.
   if (freed_ - freed_written_ >= std::max<std::uint32_t>(1, cfg_.slots / 4)) return write_credits();
   return Status::Ok();
+}
+
+void Channel::release_later(std::uint32_t slot) { released_.push_back(slot); }
+
+Result<bool> Channel::repost_released() {
+  if (released_.empty()) return false;
+  for (std::uint32_t slot : released_) {
+    if (Status st = release(slot); !st.ok()) {
+      released_.clear();
+      return st;
+    }
+  }
+  released_.clear();
+  return true;
 }
 
 Status Channel::flush_credits() {

@@ -323,6 +323,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
     e->predicted_.reserve(cfg.predict_depth);
   }
   e->peers_.resize(static_cast<std::size_t>(e->size_));
+  e->repost_peers_.reserve(static_cast<std::size_t>(e->size_));  // no allocation on the receive path
   e->dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(e->size_));
   for (int p = 0; p < e->size_; ++p) {
     if (p == e->rank_) continue;
@@ -811,7 +812,7 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
     }
     counters_.bytes_copied += n;
     const bool self = msg.peer == rank_;
-    if (!self) AUGUR_RETURN_IF_ERROR(peers_[static_cast<std::size_t>(msg.peer)].ch->release(msg.slot));
+    if (!self) release_later(msg.peer, msg.slot);
     if (msg.self_sender) finish(*msg.self_sender, Path::kSelf);
     finish(r, self ? Path::kSelf : Path::kBounce, st);
     return Status::Ok();
@@ -1070,11 +1071,30 @@ Status Engine::progress() {
   return progress_once();
 }
 
+void Engine::release_later(int peer, std::uint32_t slot) {
+  Channel& ch = *peers_[static_cast<std::size_t>(peer)].ch;
+  ch.release_later(slot);
+  if (std::find(repost_peers_.begin(), repost_peers_.end(), peer) == repost_peers_.end()) repost_peers_.push_back(peer);
+}
+
+Status Engine::repost_released() {
+  Status first_error;
+  for (int peer : repost_peers_) {
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (!p.ch || p.dead) continue;
+    Result<bool> r = p.ch->repost_released();
+    if (!r.ok() && first_error.ok()) first_error = fail_peer(peer, r.status().context("rank " + std::to_string(peer)));
+  }
+  repost_peers_.clear();
+  return first_error;
+}
+
 Status Engine::progress_once() {
+  // Slots copied out since the last call go back first: by now the caller has replied.
+  Status first_error = repost_peers_.empty() ? Status::Ok() : repost_released();
   std::span<nic::Completion> wc(wc_);  // a member: no per-poll initialisation on the hot path
   AUGUR_ASSIGN_OR_RETURN(std::size_t n, cq_->poll(wc));
   idle_polls_ = n == 0 ? idle_polls_ + 1 : 0;
-  Status first_error;
   for (std::size_t i = 0; i < n; ++i) {
     const nic::Completion& c = wc[i];
     auto pit = peer_of_qp_.find(c.qp_num);

@@ -113,7 +113,23 @@ Status run_sender(int fd) {
   return Status::Ok();
 }
 
-Status run_receiver(int fd) {
+// Gives the held slots back, at once or (as the engine does) through release_later, which must
+// repost them only on repost_released().
+Status give_back(Side& s, std::vector<std::uint32_t>& held, bool deferred) {
+  if (!deferred) {
+    for (std::uint32_t slot : held) AUGUR_RETURN_IF_ERROR(s.ch->release(slot));
+  } else {
+    for (std::uint32_t slot : held) s.ch->release_later(slot);
+    AUGUR_ASSIGN_OR_RETURN(bool any, s.ch->repost_released());
+    if (any != !held.empty()) return Status(Code::kInternal, "repost_released() saw the wrong number of slots");
+    AUGUR_ASSIGN_OR_RETURN(bool again, s.ch->repost_released());
+    if (again) return Status(Code::kInternal, "repost_released() reposted a slot twice");
+  }
+  held.clear();
+  return Status::Ok();
+}
+
+Status run_receiver(int fd, bool deferred) {
   AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, 1, 0));
   int next = 0;
   Status bad_data;
@@ -142,14 +158,13 @@ Status run_receiver(int fd) {
     AUGUR_RETURN_IF_ERROR(bad_data);
     if (held.size() == kSlots) {  // every slot taken: the sender must be waiting now
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
-      for (std::uint32_t slot : held) AUGUR_RETURN_IF_ERROR(s.ch->release(slot));
-      held.clear();
+      AUGUR_RETURN_IF_ERROR(give_back(s, held, deferred));
     }
     if (std::chrono::steady_clock::now() > deadline) {
       return Status(Code::kTimeout, "received " + std::to_string(next) + " of " + std::to_string(kMessages));
     }
   }
-  for (std::uint32_t slot : held) AUGUR_RETURN_IF_ERROR(s.ch->release(slot));
+  AUGUR_RETURN_IF_ERROR(give_back(s, held, deferred));
   AUGUR_RETURN_IF_ERROR(s.ch->flush_credits());
   if (rejected.code() != Code::kProtocol || rejected.message().find("claims to come from rank 7") == std::string::npos) {
     return Status(Code::kInternal, "malformed header not rejected: " + rejected.to_string());
@@ -162,7 +177,7 @@ Status run_receiver(int fd) {
   return sync(fd);
 }
 
-TEST(Channel, FloodAgainstAHoldingReceiverIsFlowControlledAndIntact) {
+void flood(bool deferred) {
   int sv[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
   std::fflush(nullptr);
@@ -176,13 +191,18 @@ TEST(Channel, FloodAgainstAHoldingReceiverIsFlowControlledAndIntact) {
     _exit(s.ok() ? 0 : 1);
   }
   close(sv[1]);
-  Status s = run_receiver(sv[0]);
+  Status s = run_receiver(sv[0], deferred);
   close(sv[0]);
   int st = 0;
   ASSERT_EQ(pid, waitpid(pid, &st, 0));
   EXPECT_TRUE(s.ok()) << "receiver: " << s.to_string();
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "sender failed (see above)";
 }
+
+TEST(Channel, FloodAgainstAHoldingReceiverIsFlowControlledAndIntact) { flood(false); }
+
+// The engine gives bounce slots back through release_later: the credits must flow just the same.
+TEST(Channel, FloodWithDeferredRepostsIsFlowControlledAndIntact) { flood(true); }
 
 }  // namespace
 }  // namespace augur::host

@@ -121,6 +121,12 @@ class Channel {
   Result<std::optional<Arrival>> on_completion(const nic::Completion& c);
   // Gives a slot back to the peer (reposts it; credits flow back in batches).
   Status release(std::uint32_t slot);
+  // Gives a slot back on the next repost_released() instead: the owner calls that after the
+  // caller's next message is posted, so the repost is not on the path from arrival to reply.
+  // Until then the slot is not counted as freed, so the peer never sends into it early.
+  void release_later(std::uint32_t slot);
+  // Reposts every slot given to release_later(); true if there were any.
+  Result<bool> repost_released();
   // Writes any freed count not yet sent (call when idle, so a quiet receiver never stalls a sender).
   Status flush_credits();
 
@@ -166,6 +172,7 @@ class Channel {
   nic::RemoteBuffer peer_word_{};
   std::uint64_t sent_ = 0;
   std::uint64_t freed_ = 0;            // slots we have released
+  std::vector<std::uint32_t> released_;  // release_later(): slots to repost (capacity: every slot)
   std::uint64_t freed_written_ = 0;    // freed count last told the peer (header or write)
   std::uint64_t peer_freed_ = 0;       // the peer's freed count as its headers told us
   std::uint32_t next_seq_out_ = 0;

@@ -328,6 +328,8 @@ class Engine {
   Status wait_assisted(const RequestPtr& r, int timeout_ms);
   Status check_peers();
   Status progress_once();
+  void release_later(int peer, std::uint32_t slot);  // a bounce slot copied out: reposted next progress
+  Status repost_released();
   [[nodiscard]] nic::RegCacheCounters rcache_sum() const;
   // Sleeps until a completion (or `timeout_ms`) unless the engine could be waiting on
   // something that raises no completion (credit words written by a peer).
@@ -384,6 +386,9 @@ class Engine {
   std::uint32_t outcome_count_ = 0;
   std::uint32_t suspended_for_ = 0;           // receives left before predicting again
   std::uint32_t idle_polls_ = 0;              // consecutive empty polls of the CQ
+  // Peers whose channel holds slots copied out but not yet reposted (Channel::release_later):
+  // the next progress_once reposts them, after the caller has had the chance to reply.
+  std::vector<int> repost_peers_;
   std::chrono::steady_clock::time_point relax_idle_since_{};  // relax(): idle since (epoch: busy)
   std::uint32_t relax_calls_ = 0;
   std::array<nic::Completion, 16> wc_;
