@@ -42,8 +42,8 @@ function(augur_target_defaults target)
 endfunction()
 
 # Link-time optimisation for what users run: libaugur_mpi and the benchmarks. A message's path
-# crosses common/, nic/ and host/, whose calls only LTO can inline (augur-perf-lat under
-# soft-RoCE: off/raw 1.28 -> 1.21 at 1 byte, docs/runtime.md). The core libraries compile fat
+# crosses common/, nic/ and host/, whose calls only LTO can inline (scripts/lat-ab under
+# soft-RoCE: off/raw 1.30 -> 1.27 and 1.275 -> 1.21 at 1 byte, docs/runtime.md). The core libraries compile fat
 # LTO objects and every other target links with -fno-lto, so the tests do not pay for LTO.
 option(AUGUR_LTO "Link-time optimisation of libaugur_mpi and the benchmarks (optimised GCC builds without sanitizers)" ON)
 set(AUGUR_LTO_ACTIVE OFF)
