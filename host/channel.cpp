@@ -148,18 +148,20 @@ Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std:
   h.credits = static_cast<std::uint16_t>(freed_ & 0xffff);  // piggyback: no credit write needed
   freed_written_ = freed_;
   std::byte* slot = next_send_slot();
-  nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader)));
+  const auto hb = static_cast<std::uint32_t>(
+      nic::encode_msg_header(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader))));
   Result<bool> posted = false;
   if (inline_body.empty()) {
-    fill(slot + sizeof(nic::MsgHeader));
-    posted = send_slot(static_cast<std::uint32_t>(sizeof(nic::MsgHeader) + body_bytes));
+    fill(slot + hb);
+    posted = send_slot(static_cast<std::uint32_t>(hb + body_bytes));
   } else {
-    posted = send_slot(sizeof(nic::MsgHeader), inline_body);
+    posted = send_slot(hb, inline_body);
   }
   AUGUR_ASSIGN_OR_RETURN(bool ok, std::move(posted));
   ++next_seq_out_;
   ++counters_.sent;
   counters_.bytes_sent += body_bytes;
+  if (hb < sizeof(nic::MsgHeader)) ++counters_.short_headers;
   return ok;
 }
 
@@ -167,7 +169,8 @@ Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::in
                               std::span<const std::byte> body) {
   // Small enough to go inline: header from the slot, body straight from the caller's buffer
   // (the driver copies both at post time), one copy instead of two.
-  const bool inline_body = !body.empty() && sizeof(nic::MsgHeader) + body.size() <= kInlineBytes && max_sge_ >= 2;
+  const bool inline_body =
+      !body.empty() && nic::msg_header_bytes(type, context, tag) + body.size() <= kInlineBytes && max_sge_ >= 2;
   return send_filled(
       type, context, tag, length, body.size(),
       [&](std::byte* out) {
@@ -343,29 +346,29 @@ Result<std::optional<Arrival>> Channel::on_completion(const nic::Completion& c) 
   }
   const std::span<const std::byte> bytes(recv_ring_.data() + std::size_t{slot} * slot_bytes_, c.byte_len);
   const nic::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_};
-  Result<nic::MsgHeader> h = nic::parse_msg_header(bytes, expect);
-  if (h.ok()) {
+  Result<nic::Message> m = nic::parse_message(bytes, expect);
+  if (m.ok()) {
     // The peer's freed count, widened from 16 bits against what we knew (it only grows, by at
     // most the slots in flight); a count beyond what we sent is a lie.
     const std::uint64_t known =
         std::max(peer_freed_, std::atomic_ref<std::uint64_t>(words_[0]).load(std::memory_order_acquire));
-    const auto ahead = static_cast<std::int16_t>(static_cast<std::uint16_t>(h->credits - (known & 0xffff)));
+    const auto ahead = static_cast<std::int16_t>(static_cast<std::uint16_t>(m->header.credits - (known & 0xffff)));
     if (ahead > 0 && known + static_cast<std::uint64_t>(ahead) > sent_) {
-      h = Status(Code::kProtocol, "malformed message header from peer: returns " + std::to_string(ahead) +
+      m = Status(Code::kProtocol, "malformed message header from peer: returns " + std::to_string(ahead) +
                                       " slots, more than are in flight");
     } else if (ahead > 0) {
       peer_freed_ = known + static_cast<std::uint64_t>(ahead);
     }
   }
-  if (!h.ok()) {
+  if (!m.ok()) {
     ++counters_.rejected;
     AUGUR_RETURN_IF_ERROR(release(slot));  // the slot is reused; nothing was delivered or written
-    return h.status().context("from rank " + std::to_string(cfg_.peer_rank));
+    return m.status().context("from rank " + std::to_string(cfg_.peer_rank));
   }
   ++next_seq_in_;
   ++counters_.received;
-  counters_.bytes_received += h->length;
-  return std::optional<Arrival>(Arrival{h.value(), bytes.subspan(sizeof(nic::MsgHeader)), slot});
+  counters_.bytes_received += m->header.length;
+  return std::optional<Arrival>(Arrival{m->header, m->body, slot});
 }
 
 Status Channel::release(std::uint32_t slot) {

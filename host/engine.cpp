@@ -1030,6 +1030,10 @@ void Engine::deliver(int peer, const Arrival& a) {
       st = ch.release(a.slot);
       if (st.ok()) st = on_revoke_ack(peer, h.context, h.length);
       break;
+    case nic::MsgType::kEagerShort:  // wire only: parse_message hands it over as kEager
+      st = ch.release(a.slot);
+      if (st.ok()) st = Status(Code::kInternal, "a short eager header reached delivery");
+      break;
   }
   if (!st.ok() && deferred_.ok()) deferred_ = st.context("from rank " + std::to_string(peer));
 }

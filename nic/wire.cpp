@@ -181,9 +181,54 @@ void encode(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) no
   w.put(in.length);
 }
 
-Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpect& expect) {
-  if (in.size() < sizeof(MsgHeader)) return bad("message header", "only " + std::to_string(in.size()) + " bytes");
+std::size_t encode_msg_header(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) noexcept {
+  const std::size_t bytes = msg_header_bytes(in.type, in.context, in.tag);
+  if (bytes == sizeof(MsgHeader)) {
+    encode(in, out);
+    return bytes;
+  }
+  Writer w(out.data());
+  w.put(static_cast<std::uint8_t>(MsgType::kEagerShort));
+  w.put(static_cast<std::uint8_t>(in.seq & 0xff));
+  w.put(in.credits);
+  w.put(static_cast<std::uint16_t>(in.context));
+  w.put(static_cast<std::uint16_t>(in.tag));
+  return bytes;
+}
+
+namespace {
+
+Result<Message> parse_short_eager(std::span<const std::byte> in, const MsgExpect& expect) {
+  if (in.size() < sizeof(ShortEagerHeader)) return bad("message header", "only " + std::to_string(in.size()) + " bytes");
+  Reader r(in.data());
+  r.get<std::uint8_t>();  // the type, already read
+  const auto seq_low = r.get<std::uint8_t>();
+  MsgHeader h;
+  h.type = MsgType::kEager;
+  h.credits = r.get<std::uint16_t>();
+  h.context = r.get<std::uint16_t>();
+  h.tag = r.get<std::uint16_t>();
+  if (seq_low != (expect.seq & 0xff)) {
+    return bad("message header", "sequence low byte " + std::to_string(seq_low) + ", expected " +
+                                     std::to_string(expect.seq & 0xff));
+  }
+  if (in.size() > expect.slot_bytes - sizeof(MsgHeader) + sizeof(ShortEagerHeader)) {
+    return bad("message header", "eager payload larger than the slot's eager limit");  // the slot fits a full header
+  }
+  h.src = expect.src;
+  h.seq = expect.seq;
+  h.length = static_cast<std::uint32_t>(in.size() - sizeof(ShortEagerHeader));
+  return Message{h, in.subspan(sizeof(ShortEagerHeader))};
+}
+
+}  // namespace
+
+Result<Message> parse_message(std::span<const std::byte> in, const MsgExpect& expect) {
   if (in.size() > expect.slot_bytes) return bad("message header", "message larger than its slot");
+  if (!in.empty() && std::to_integer<std::uint8_t>(in[0]) == static_cast<std::uint8_t>(MsgType::kEagerShort)) {
+    return parse_short_eager(in, expect);
+  }
+  if (in.size() < sizeof(MsgHeader)) return bad("message header", "only " + std::to_string(in.size()) + " bytes");
   Reader r(in.data());
   MsgHeader h;
   const auto type = r.get<std::uint8_t>();
@@ -227,9 +272,10 @@ Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpec
       if (body != 0) return bad("message header", "control message with a payload");
       break;
     case MsgType::kDirect:
-      return bad("message header", "type kDirect is never sent in a header");
+    case MsgType::kEagerShort:  // handled above: a full header never carries it
+      return bad("message header", "type " + std::to_string(type) + " in a full header");
   }
-  return h;
+  return Message{h, in.subspan(sizeof(MsgHeader))};
 }
 
 std::uint64_t encode_arm(const CreditArm& a) noexcept {

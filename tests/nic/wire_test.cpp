@@ -149,13 +149,99 @@ constexpr MsgExpect kExpect{.src = 2, .seq = 41, .slot_bytes = 8192};
 
 TEST(MsgHeaderWire, RoundTrip) {
   auto slot = eager_slot(good_header(), 100);
-  auto h = parse_msg_header(slot, kExpect);
-  ASSERT_TRUE(h.ok()) << h.status().to_string();
-  EXPECT_EQ(h->type, MsgType::kEager);
-  EXPECT_EQ(h->credits, 3);
-  EXPECT_EQ(h->context, 9u);
-  EXPECT_EQ(h->tag, 77);
-  EXPECT_EQ(h->length, 100u);
+  auto m = parse_message(slot, kExpect);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ(m->header.type, MsgType::kEager);
+  EXPECT_EQ(m->header.credits, 3);
+  EXPECT_EQ(m->header.context, 9u);
+  EXPECT_EQ(m->header.tag, 77);
+  EXPECT_EQ(m->header.length, 100u);
+  EXPECT_EQ(m->body.data(), slot.data() + sizeof(MsgHeader));
+  EXPECT_EQ(m->body.size(), 100u);
+}
+
+// What a sender writes: the short form for an eager message whose context and tag fit 16 bits,
+// the full form otherwise; both parse back to the same full header.
+std::vector<std::byte> sent_slot(const MsgHeader& h, std::size_t payload, std::size_t* header_bytes = nullptr) {
+  std::vector<std::byte> b(sizeof(MsgHeader) + payload, std::byte{0x5a});
+  const std::size_t hb = encode_msg_header(h, std::span<std::byte, sizeof(MsgHeader)>(b.data(), sizeof(MsgHeader)));
+  b.resize(hb + payload);
+  if (header_bytes) *header_bytes = hb;
+  return b;
+}
+
+TEST(MsgHeaderWire, EagerHeaderIsShortWhenContextAndTagFit) {
+  struct Case {
+    MsgType type;
+    std::uint32_t context;
+    std::int32_t tag;
+    std::size_t bytes;
+  };
+  const Case cases[] = {
+      {MsgType::kEager, 9, 77, 8},          {MsgType::kEager, 0xffff, 0xffff, 8},
+      {MsgType::kEager, 0x10000, 77, 24},   {MsgType::kEager, 9, 0x10000, 24},
+      {MsgType::kRts, 9, 77, 24},           {MsgType::kFin, 0, 0, 24},
+  };
+  for (const Case& c : cases) {
+    MsgHeader h = good_header();
+    h.type = c.type;
+    h.context = c.context;
+    h.tag = c.tag;
+    const std::size_t body = c.type == MsgType::kEager ? 100 : c.type == MsgType::kRts ? sizeof(RemoteBuffer) : 0;
+    h.length = c.type == MsgType::kFin ? 3 : static_cast<std::uint32_t>(body);
+    std::size_t hb = 0;
+    auto slot = sent_slot(h, body, &hb);
+    EXPECT_EQ(hb, c.bytes) << c.context << "/" << c.tag;
+    EXPECT_EQ(hb, msg_header_bytes(c.type, c.context, c.tag));
+    auto m = parse_message(slot, kExpect);
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(m->header.type, c.type);
+    EXPECT_EQ(m->header.src, 2u);
+    EXPECT_EQ(m->header.seq, 41u);
+    EXPECT_EQ(m->header.credits, 3);
+    EXPECT_EQ(m->header.context, c.context);
+    EXPECT_EQ(m->header.tag, c.tag);
+    EXPECT_EQ(m->header.length, h.length);
+    EXPECT_EQ(m->body.data(), slot.data() + hb);
+    EXPECT_EQ(m->body.size(), body);
+  }
+  // The short form on the wire, byte by byte: type 8, sequence low byte, then big-endian fields.
+  MsgHeader h = good_header();
+  h.seq = 0x1234;
+  h.credits = 0x0102;
+  h.context = 0x0304;
+  h.tag = 0x0506;
+  auto slot = sent_slot(h, 0);
+  const std::vector<std::byte> expect = {std::byte{8}, std::byte{0x34}, std::byte{1}, std::byte{2},
+                                         std::byte{3}, std::byte{4},    std::byte{5}, std::byte{6}};
+  EXPECT_EQ(slot, expect);
+}
+
+// The short form is checked as strictly as the full one: what it leaves out is implied, what it
+// carries must agree with what the receiver knows.
+TEST(MsgHeaderWire, ShortEagerHeaderRejectsWhatAPeerMustNotSend) {
+  auto rejects = [](std::span<const std::byte> slot, const MsgExpect& expect, const char* what) {
+    auto m = parse_message(slot, expect);
+    ASSERT_FALSE(m.ok()) << what;
+    EXPECT_EQ(m.status().code(), Code::kProtocol) << what;
+    EXPECT_NE(m.status().message().find(what), std::string::npos) << m.status().message();
+  };
+  MsgHeader h = good_header();
+  auto slot = sent_slot(h, 100);
+  ASSERT_EQ(slot.size(), 108u);
+  ASSERT_TRUE(parse_message(slot, kExpect).ok());
+  // A replayed or skipped message: the low byte of the sequence does not match.
+  rejects(slot, MsgExpect{.src = 2, .seq = 42, .slot_bytes = 8192}, "sequence low byte 41, expected 42");
+  rejects(slot, MsgExpect{.src = 2, .seq = 41 + 1000, .slot_bytes = 8192}, "sequence low byte");
+  // Truncated: fewer bytes than the short header.
+  rejects(std::span<const std::byte>(slot).first(7), kExpect, "only 7 bytes");
+  // A body beyond the eager limit, although it would fit the slot (sized for a full header).
+  const MsgExpect tight{.src = 2, .seq = 41, .slot_bytes = 24 + 100};
+  EXPECT_TRUE(parse_message(slot, tight).ok());
+  auto longer = sent_slot(h, 101);
+  rejects(longer, tight, "larger than the slot's eager limit");
+  // Larger than the slot itself.
+  rejects(sent_slot(h, 8200), kExpect, "larger than its slot");
 }
 
 // Each corruption a faulty or hostile peer could send is rejected, naming the problem.
@@ -183,13 +269,13 @@ TEST(MsgHeaderWire, RejectsWhatAPeerMustNotSend) {
     MsgHeader h = good_header();
     c.mutate(h);
     auto slot = eager_slot(h, c.payload);
-    auto r = parse_msg_header(slot, kExpect);
+    auto r = parse_message(slot, kExpect);
     ASSERT_FALSE(r.ok()) << c.what;
     EXPECT_EQ(r.status().code(), Code::kProtocol) << c.what;
     EXPECT_NE(r.status().message().find(c.expect), std::string::npos) << c.what << ": " << r.status().message();
   }
   std::vector<std::byte> short_slot(10);
-  EXPECT_EQ(parse_msg_header(short_slot, kExpect).status().code(), Code::kProtocol);
+  EXPECT_EQ(parse_message(short_slot, kExpect).status().code(), Code::kProtocol);
 }
 
 TEST(CreditWire, ArmWordRoundTripsAndIsBigEndian) {
@@ -332,13 +418,13 @@ TEST(RunListWire, HeaderOfARunListRtsNeedsABody) {
   MsgHeader h = good_header();
   h.type = MsgType::kRtsRuns;
   auto ok_slot = eager_slot(h, run_list_bytes(1));
-  EXPECT_TRUE(parse_msg_header(ok_slot, kExpect).ok());
+  EXPECT_TRUE(parse_message(ok_slot, kExpect).ok());
   auto short_slot = eager_slot(h, run_list_bytes(1) - 1);
-  auto r = parse_msg_header(short_slot, kExpect);
+  auto r = parse_message(short_slot, kExpect);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("RTS without a run list"), std::string::npos);
   h.tag = -1;
-  EXPECT_FALSE(parse_msg_header(eager_slot(h, run_list_bytes(1)), kExpect).ok());
+  EXPECT_FALSE(parse_message(eager_slot(h, run_list_bytes(1)), kExpect).ok());
 }
 
 }  // namespace

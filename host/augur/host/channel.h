@@ -40,6 +40,7 @@ struct ChannelCounters {
   std::uint64_t credit_stalls = 0;   // try_send calls refused for want of a credit
   std::uint64_t credit_writes = 0;   // RDMA WRITEs carrying our freed count to the peer
   std::uint64_t rejected = 0;        // malformed headers from the peer
+  std::uint64_t short_headers = 0;   // messages sent with the 8-byte eager header
 };
 
 // A message sitting in a bounce slot, valid until release(slot).

@@ -44,7 +44,7 @@ static_assert(offsetof(RemoteBuffer, length) == 16);
 
 // The header in front of every message one rank puts into another's bounce ring (eager data,
 // rendezvous requests, credit returns). Written by a peer, so nothing in it is trusted until
-// parse_msg_header has checked it against what the receiver knows (peer rank, expected sequence
+// parse_message has checked it against what the receiver knows (peer rank, expected sequence
 // number, slot capacity).
 enum class MsgType : std::uint8_t {
   kEager = 1,   // payload follows the header in the same slot
@@ -58,6 +58,8 @@ enum class MsgType : std::uint8_t {
   // Rendezvous from a non-contiguous source: a run list (RunListHeader + RemoteRun[count])
   // follows the header instead of one RemoteBuffer.
   kRtsRuns = 7,
+  // The short form of a kEager header (ShortEagerHeader); parse_message returns it as kEager.
+  kEagerShort = 8,
   // Never in a header on the wire: the receiver's name for a direct write's arrival (an RDMA
   // WRITE with immediate into a credited buffer; see CreditEntry).
   kDirect = 0x80,
@@ -82,6 +84,30 @@ static_assert(offsetof(MsgHeader, context) == 8);
 static_assert(offsetof(MsgHeader, tag) == 12);
 static_assert(offsetof(MsgHeader, seq) == 16);
 static_assert(offsetof(MsgHeader, length) == 20);
+
+// An eager header in 8 bytes instead of 24, used when context and tag fit 16 bits (nearly every
+// message). Under rxe a message's latency grows with its bytes on the wire and steps up by ~2 us
+// between 72 and 80 of them (docs/runtime.md), so the full header alone pushed a 64-byte
+// payload over the step. What it leaves out is implied: the source by the QP it arrived on, the
+// length by the bytes that arrived, the version by the type, and the sequence number's high 24
+// bits by the receiver's count (the low 8 still catch loss, duplication and reordering).
+struct ShortEagerHeader {
+  MsgType type = MsgType::kEagerShort;
+  std::uint8_t seq_low = 0;
+  std::uint16_t credits = 0;
+  std::uint16_t context = 0;
+  std::uint16_t tag = 0;
+};
+static_assert(sizeof(ShortEagerHeader) == 8);
+static_assert(offsetof(ShortEagerHeader, credits) == 2);
+static_assert(offsetof(ShortEagerHeader, context) == 4);
+static_assert(offsetof(ShortEagerHeader, tag) == 6);
+
+// The header bytes a message of this type, context and tag is sent with.
+constexpr std::size_t msg_header_bytes(MsgType type, std::uint32_t context, std::int32_t tag) noexcept {
+  return type == MsgType::kEager && context <= 0xffff && tag >= 0 && tag <= 0xffff ? sizeof(ShortEagerHeader)
+                                                                                   : sizeof(MsgHeader);
+}
 
 // Direct placement. A receiver that has posted a receive for a peer's message writes a credit
 // into that peer's credit table (one row of entries per receiver, in the sender's memory): where
@@ -169,7 +195,11 @@ void encode(const QpAddress& in, std::span<std::byte, sizeof(QpAddress)> out) no
 Result<QpAddress> parse_qp_address(std::span<const std::byte> in);
 void encode(const RemoteBuffer& in, std::span<std::byte, sizeof(RemoteBuffer)> out) noexcept;
 Result<RemoteBuffer> parse_remote_buffer(std::span<const std::byte> in);
+// The full 24-byte form, whatever the type.
 void encode(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) noexcept;
+// The form a sender uses: short where msg_header_bytes allows it, else full. Returns the bytes
+// written (msg_header_bytes(in.type, in.context, in.tag)).
+std::size_t encode_msg_header(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) noexcept;
 // The arm word as it sits in memory (8 bytes, big-endian), so that it can be written and read
 // as one aligned word.
 std::uint64_t encode_arm(const CreditArm& a) noexcept;
@@ -185,7 +215,14 @@ void encode_run_list(std::uint64_t length, std::span<const RemoteRun> runs, std:
 // exactly `msg_length` (the header's length).
 Result<std::vector<RemoteRun>> parse_run_list(std::span<const std::byte> in, std::uint64_t msg_length,
                                               std::uint32_t max_runs);
+// A message as parse_message returns it: its header in the full form, whichever form arrived
+// (a short eager header comes back as kEager with source, sequence and length filled in), and
+// the body that followed it.
+struct Message {
+  MsgHeader header;
+  std::span<const std::byte> body;
+};
 // `in` is the whole slot as received (byte_len of the completion): the header and what follows.
-Result<MsgHeader> parse_msg_header(std::span<const std::byte> in, const MsgExpect& expect);
+Result<Message> parse_message(std::span<const std::byte> in, const MsgExpect& expect);
 
 }  // namespace augur::nic
