@@ -1,4 +1,5 @@
 #include "augur/host/channel.h"
+#include "augur/compiler.h"
 
 #include <algorithm>
 #include <array>
@@ -316,7 +317,7 @@ Result<bool> Channel::try_send_raw_for_test(std::span<const std::byte> bytes) {
   return send_slot(static_cast<std::uint32_t>(bytes.size()));
 }
 
-Result<std::optional<Arrival>> Channel::on_completion(const nic::Completion& c) {
+AUGUR_HOT_PATH Result<std::optional<Arrival>> Channel::on_completion(const nic::Completion& c) {
   const std::uint64_t kind = c.wr_id >> 32;
   const auto slot = static_cast<std::uint32_t>(c.wr_id & 0xffffffffu);
   if (!c.ok()) {

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "augur/compiler.h"
 #include "augur/nic/endpoint.h"
 #include "augur/settings.h"
 
@@ -825,7 +826,7 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
   return start_reads(msg.peer);
 }
 
-Status Engine::start_reads(int peer) {
+AUGUR_COLD_PATH Status Engine::start_reads(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (p.posting >= 0) {  // a layout read's READs first: they hold registrations until the FIN
     const auto cookie = static_cast<std::uint32_t>(p.posting);
@@ -877,7 +878,7 @@ void Engine::queue_control(int peer, nic::MsgType type, std::uint32_t slot, std:
   peers_[static_cast<std::size_t>(peer)].out.push_front(std::move(c));  // not matched: may pass data
 }
 
-Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user,
+AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user,
                                 std::uint32_t length, std::span<const IoRun> runs) {
   const std::uint32_t seq = p.ch->next_seq();
   const std::span<const std::byte> body(static_cast<const std::byte*>(user), runs.empty() ? length : 0);
@@ -941,26 +942,31 @@ Status Engine::on_fin(int peer, std::uint32_t rts_seq) {
   return Status::Ok();
 }
 
+AUGUR_HOT_PATH void Engine::deliver_eager(int peer, const Arrival& a) {
+  const nic::MsgHeader& h = a.header;
+  ++counters_.bounce_msgs;
+  Incoming in{};
+  in.peer = peer;
+  in.type = nic::MsgType::kEager;
+  in.slot = a.slot;
+  in.payload = a.payload;
+  in.length = h.length;
+  if (auto r = match_.arrive({h.context, peer, h.tag}, std::move(in))) {  // moved only when queued
+    Status st = match_and_start(*r, in, h.tag);
+    if (!st.ok() && deferred_.ok()) deferred_ = st.context("from rank " + std::to_string(peer));
+  } else {
+    ++counters_.unexpected_msgs;  // stays in its slot until a receive matches it
+  }
+}
+
 void Engine::deliver(int peer, const Arrival& a) {
   Channel& ch = *peers_[static_cast<std::size_t>(peer)].ch;
   const nic::MsgHeader& h = a.header;
   Status st;
   switch (h.type) {
-    case nic::MsgType::kEager: {
-      ++counters_.bounce_msgs;
-      Incoming in{};
-      in.peer = peer;
-      in.type = nic::MsgType::kEager;
-      in.slot = a.slot;
-      in.payload = a.payload;
-      in.length = h.length;
-      if (auto r = match_.arrive({h.context, peer, h.tag}, std::move(in))) {  // moved only when queued
-        st = match_and_start(*r, in, h.tag);
-      } else {
-        ++counters_.unexpected_msgs;  // stays in its slot until a receive matches it
-      }
+    case nic::MsgType::kEager:  // progress_once calls deliver_eager itself; here for completeness
+      deliver_eager(peer, a);
       break;
-    }
     case nic::MsgType::kRts: {
       Result<nic::RemoteBuffer> rb = nic::parse_remote_buffer(a.payload);
       st = ch.release(a.slot);  // everything needed is copied out of the slot
@@ -1125,7 +1131,11 @@ Status Engine::progress_once() {
       if (!a.ok()) {
         st = a.status();
       } else if (a->has_value()) {
-        deliver(peer, **a);
+        if ((*a)->header.type == nic::MsgType::kEager) {
+          deliver_eager(peer, **a);  // the common case, flattened
+        } else {
+          deliver(peer, **a);
+        }
       }
     }
     if (!st.ok()) {

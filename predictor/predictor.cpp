@@ -33,7 +33,10 @@ Result<std::unique_ptr<Predictor>> make_predictor(std::string_view name, const O
   else if (name == "top-k") p = std::make_unique<SingleCycle>(o, o.window);
   if (!p) {
     std::string all;
-    for (std::string_view n : kNames) all += (all.empty() ? "" : ", ") + std::string(n);
+    for (std::string_view n : kNames) {
+      if (!all.empty()) all += ", ";
+      all += n;
+    }
     return Status(Code::kInvalidArgument,
                   "unknown predictor '" + std::string(name) + "' (known: " + all + ")");
   }

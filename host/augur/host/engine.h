@@ -335,6 +335,7 @@ class Engine {
   // something that raises no completion (credit words written by a peer).
   Status sleep_for_completion(int timeout_ms);
   void deliver(int peer, const Arrival& a);
+  void deliver_eager(int peer, const Arrival& a);
   Status match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag);
   Status push_sends(int peer);
   Status fail_peer(int peer, const Status& why);
