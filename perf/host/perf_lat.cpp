@@ -17,12 +17,13 @@
 #include <vector>
 
 #include "augur/nic/endpoint.h"
+#include "stopwatch.h"
 #include "two_ranks.h"
 
 namespace {
 
 using namespace augur;
-using Clock = std::chrono::steady_clock;
+using perf::Stopwatch;
 constexpr int kTimeoutMs = 60'000;
 constexpr std::uint32_t kInline = 128;
 
@@ -64,7 +65,7 @@ Status raw_await_recv(Raw& r) {
   }
 }
 
-Status raw_round(Raw& r, bool initiator, std::size_t n, int iters, std::vector<double>& us) {
+Status raw_round(Raw& r, bool initiator, std::size_t n, int iters, const Stopwatch& clock, std::vector<double>& us) {
   const nic::Sge rx{reinterpret_cast<std::uintptr_t>(r.buf.data()) + r.buf.size() / 2, static_cast<std::uint32_t>(n), r.mr.lkey()};
   const nic::Sge tx{reinterpret_cast<std::uintptr_t>(r.buf.data()), static_cast<std::uint32_t>(n), r.mr.lkey()};
   auto send = [&]() -> Status {
@@ -73,7 +74,7 @@ Status raw_round(Raw& r, bool initiator, std::size_t n, int iters, std::vector<d
   };
   AUGUR_RETURN_IF_ERROR(r.ep.qp().post_recv(1, {&rx, 1}));
   for (int i = 0; i < iters; ++i) {
-    const auto t0 = Clock::now();
+    const std::uint64_t t0 = Stopwatch::now();
     if (initiator) {
       AUGUR_RETURN_IF_ERROR(send());
       AUGUR_RETURN_IF_ERROR(raw_await_recv(r));
@@ -83,7 +84,7 @@ Status raw_round(Raw& r, bool initiator, std::size_t n, int iters, std::vector<d
       if (i + 1 < iters) AUGUR_RETURN_IF_ERROR(r.ep.qp().post_recv(1, {&rx, 1}));
       AUGUR_RETURN_IF_ERROR(send());
     }
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 2);
+    us.push_back(clock.us(Stopwatch::now() - t0) / 2);
   }
   while (r.sends_unreaped > 0) {  // leave the CQ empty for the next round
     AUGUR_ASSIGN_OR_RETURN(nic::Completion c, r.ep.wait_completion(kTimeoutMs));
@@ -94,7 +95,7 @@ Status raw_round(Raw& r, bool initiator, std::size_t n, int iters, std::vector<d
 }
 
 Status engine_round(host::Engine& e, bool initiator, std::size_t n, int iters, std::vector<std::byte>& tx,
-                    std::vector<std::byte>& rx, std::vector<double>& us) {
+                    std::vector<std::byte>& rx, const Stopwatch& clock, std::vector<double>& us) {
   const int peer = 1 - e.rank();
   auto send = [&]() -> Status {
     AUGUR_ASSIGN_OR_RETURN(host::RequestPtr s, e.isend(tx.data(), n, peer, 1, 0));
@@ -105,7 +106,7 @@ Status engine_round(host::Engine& e, bool initiator, std::size_t n, int iters, s
     return e.wait(r, kTimeoutMs);
   };
   for (int i = 0; i < iters; ++i) {
-    const auto t0 = Clock::now();
+    const std::uint64_t t0 = Stopwatch::now();
     if (initiator) {
       AUGUR_RETURN_IF_ERROR(send());
       AUGUR_RETURN_IF_ERROR(recv());
@@ -113,7 +114,7 @@ Status engine_round(host::Engine& e, bool initiator, std::size_t n, int iters, s
       AUGUR_RETURN_IF_ERROR(recv());
       AUGUR_RETURN_IF_ERROR(send());
     }
-    us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / 2);
+    us.push_back(clock.us(Stopwatch::now() - t0) / 2);
   }
   return Status::Ok();
 }
@@ -130,6 +131,7 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
   AUGUR_ASSIGN_OR_RETURN(Raw raw, raw_setup(fd, max));
   std::vector<std::byte> tx(max, std::byte{1}), rx(max);
   const std::size_t modes = opt.modes.size();
+  const Stopwatch clock;
   if (initiator) {
     const host::EngineConfig& cfg = eng.at(0).config();
     std::printf("# half round trip, median over %d rounds x %d iterations (us); ratios to raw verbs\n", opt.rounds, opt.iters);
@@ -137,6 +139,7 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
                 cfg.wait == host::WaitPolicy::kSpin ? "spin" : cfg.wait == host::WaitPolicy::kBlock ? "block" : "hybrid",
                 cfg.spin_us, eng.at(0).assist_placement() != nullptr ? "on" : "off", cfg.eager_limit);
     std::printf("# direct%%: messages the initiator received by direct placement\n");
+    std::printf("# timestamps: %s\n", clock.ticks_per_us() != 1000.0 ? "TSC (as perftest), no clock_gettime per sample" : "steady_clock");
     // Columns: bytes, raw, one latency per mode, one ratio per mode, direct% per steering mode
     // (with all three modes: the layout scripts/main-job plots).
     std::printf("%8s %10s", "#bytes", "raw_verbs");
@@ -158,10 +161,10 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
     }
     for (int round = 0; round < opt.rounds; ++round) {
       AUGUR_RETURN_IF_ERROR(eng.boot().fence());  // both sides start each variant together
-      AUGUR_RETURN_IF_ERROR(raw_round(raw, initiator, n, opt.iters, raw_us));
+      AUGUR_RETURN_IF_ERROR(raw_round(raw, initiator, n, opt.iters, clock, raw_us));
       for (std::size_t m = 0; m < modes; ++m) {
         AUGUR_RETURN_IF_ERROR(eng.boot().fence());
-        AUGUR_RETURN_IF_ERROR(engine_round(eng.at(m), initiator, n, opt.iters, tx, rx, us[m]));
+        AUGUR_RETURN_IF_ERROR(engine_round(eng.at(m), initiator, n, opt.iters, tx, rx, clock, us[m]));
       }
     }
     if (initiator) {
