@@ -108,7 +108,7 @@ TEST_P(MatchingRandom, AgreesWithTheReferenceOnEveryStep) {
   Reference ref;
   const int sources = 1 + static_cast<int>(rng() % 4);
   const int tags = 1 + static_cast<int>(rng() % 3);
-  const unsigned contexts = 1 + rng() % 2;
+  const auto contexts = static_cast<unsigned>(1 + rng() % 3);
   for (int step = 0; step < 3000; ++step) {
     const auto ctx = static_cast<std::uint32_t>(rng() % contexts);
     const int op = static_cast<int>(rng() % 11);

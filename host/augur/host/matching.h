@@ -42,6 +42,10 @@ struct Pattern {  // of a receive: source and tag may be wildcards
 template <typename RecvT, typename MsgT>
 class MatchQueues {
  public:
+  MatchQueues() = default;
+  MatchQueues(const MatchQueues&) = delete;  // the context cache points into this object's map
+  MatchQueues& operator=(const MatchQueues&) = delete;
+
   struct Matched {
     Envelope envelope;
     MsgT msg;
@@ -50,8 +54,10 @@ class MatchQueues {
   // Posts a receive. Returns the earliest-arrived matching unexpected message (removed from the
   // queue), or queues the receive and returns nothing.
   std::optional<Matched> post(const Pattern& p, RecvT recv) {
-    if (auto m = take_unexpected(p)) return m;
-    Ctx& c = ctx_[p.context];
+    if (unexpected_count_ > 0) {
+      if (auto m = take_unexpected(p)) return m;
+    }
+    Ctx& c = ctx(p.context);
     auto& bin = p.source == kAnySource ? c.posted_any : c.posted[p.source];
     bin.push_back(Posted{next_post_++, p, std::move(recv)});
     ++posted_count_;
@@ -63,7 +69,8 @@ class MatchQueues {
   // matched message stays with the caller, uncopied.
   std::optional<RecvT> arrive(const Envelope& e, const MsgT& msg) { return arrive(e, MsgT(msg)); }
   std::optional<RecvT> arrive(const Envelope& e, MsgT&& msg) {
-    Ctx& c = ctx_[e.context];
+    Ctx& c = ctx(e.context);
+    if (posted_count_ == 0) return queue_unexpected(c, e, std::move(msg));
     auto src_it = c.posted.find(e.source);
     auto* by_src = src_it == c.posted.end() ? nullptr : &src_it->second;
     auto a = by_src ? first_posted(*by_src, e.tag) : typename std::deque<Posted>::iterator{};
@@ -78,9 +85,7 @@ class MatchQueues {
       --posted_count_;
       return r;
     }
-    c.unexpected[e.source].push_back(Unexp{next_arrival_++, e, std::move(msg)});
-    ++unexpected_count_;
-    return std::nullopt;
+    return queue_unexpected(c, e, std::move(msg));
   }
 
   // MPI_Iprobe: the earliest-arrived matching message, left in the queue.
@@ -119,6 +124,7 @@ class MatchQueues {
   // posted now: one for that source or ANY_SOURCE whose tag is that tag or ANY_TAG. (Direct
   // placement credits a new receive only when none could.)
   [[nodiscard]] bool posted_conflicts(std::uint32_t context, std::int32_t source, std::int32_t tag) const {
+    if (posted_count_ == 0) return false;
     auto c = ctx_.find(context);
     if (c == ctx_.end()) return false;
     auto overlaps = [&](const std::deque<Posted>& bin) {
@@ -148,6 +154,22 @@ class MatchQueues {
     std::unordered_map<std::int32_t, std::deque<Unexp>> unexpected;
   };
 
+  // The queues of one communicator. The last one used is remembered: a program talks on one
+  // communicator at a time, and map nodes never move (contexts are never erased).
+  Ctx& ctx(std::uint32_t id) {
+    if (last_ctx_ == nullptr || last_ctx_id_ != id) {
+      last_ctx_ = &ctx_[id];
+      last_ctx_id_ = id;
+    }
+    return *last_ctx_;
+  }
+
+  std::optional<RecvT> queue_unexpected(Ctx& c, const Envelope& e, MsgT&& msg) {
+    c.unexpected[e.source].push_back(Unexp{next_arrival_++, e, std::move(msg)});
+    ++unexpected_count_;
+    return std::nullopt;
+  }
+
   static typename std::deque<Posted>::iterator first_posted(std::deque<Posted>& bin, std::int32_t tag) {
     auto it = bin.begin();
     while (it != bin.end() && !it->p.tag_matches(tag)) ++it;
@@ -157,7 +179,7 @@ class MatchQueues {
   std::optional<Matched> take_unexpected(const Pattern& p) {
     const Matched* m = probe(p);
     if (!m) return std::nullopt;
-    auto& bin = ctx_[p.context].unexpected[m->envelope.source];
+    auto& bin = ctx(p.context).unexpected[m->envelope.source];
     for (auto it = bin.begin(); it != bin.end(); ++it) {
       if (&it->m == m) {
         Matched out = std::move(it->m);
@@ -182,6 +204,8 @@ class MatchQueues {
   }
 
   std::unordered_map<std::uint32_t, Ctx> ctx_;
+  Ctx* last_ctx_ = nullptr;
+  std::uint32_t last_ctx_id_ = 0;
   std::uint64_t next_post_ = 0;
   std::uint64_t next_arrival_ = 0;
   std::size_t posted_count_ = 0;
