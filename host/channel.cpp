@@ -381,7 +381,10 @@ Status Channel::release(std::uint32_t slot) {
   return Status::Ok();
 }
 
-void Channel::release_later(std::uint32_t slot) { released_.push_back(slot); }
+bool Channel::release_later(std::uint32_t slot) {
+  released_.push_back(slot);
+  return released_.size() == 1;
+}
 
 Result<bool> Channel::repost_released() {
   if (released_.empty()) return false;

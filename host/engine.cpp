@@ -1082,9 +1082,7 @@ Status Engine::progress() {
 }
 
 void Engine::release_later(int peer, std::uint32_t slot) {
-  Channel& ch = *peers_[static_cast<std::size_t>(peer)].ch;
-  ch.release_later(slot);
-  if (std::find(repost_peers_.begin(), repost_peers_.end(), peer) == repost_peers_.end()) repost_peers_.push_back(peer);
+  if (peers_[static_cast<std::size_t>(peer)].ch->release_later(slot)) repost_peers_.push_back(peer);
 }
 
 Status Engine::repost_released() {

@@ -129,7 +129,10 @@ Status give_back(Side& s, std::vector<std::uint32_t>& held, bool deferred) {
   if (!deferred) {
     for (std::uint32_t slot : held) AUGUR_RETURN_IF_ERROR(s.ch->release(slot));
   } else {
-    for (std::uint32_t slot : held) s.ch->release_later(slot);
+    for (std::size_t i = 0; i < held.size(); ++i) {
+      // Only the first slot held since the last repost says so: the engine notes the peer once.
+      if (s.ch->release_later(held[i]) != (i == 0)) return Status(Code::kInternal, "release_later() misreported the first slot");
+    }
     AUGUR_ASSIGN_OR_RETURN(bool any, s.ch->repost_released());
     if (any != !held.empty()) return Status(Code::kInternal, "repost_released() saw the wrong number of slots");
     AUGUR_ASSIGN_OR_RETURN(bool again, s.ch->repost_released());

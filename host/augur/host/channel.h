@@ -124,8 +124,9 @@ class Channel {
   Status release(std::uint32_t slot);
   // Gives a slot back on the next repost_released() instead: the owner calls that after the
   // caller's next message is posted, so the repost is not on the path from arrival to reply.
-  // Until then the slot is not counted as freed, so the peer never sends into it early.
-  void release_later(std::uint32_t slot);
+  // Until then the slot is not counted as freed, so the peer never sends into it early. True
+  // if it is the first slot held since the last repost_released() (the owner then notes us).
+  bool release_later(std::uint32_t slot);
   // Reposts every slot given to release_later(); true if there were any.
   Result<bool> repost_released();
   // Writes any freed count not yet sent (call when idle, so a quiet receiver never stalls a sender).
