@@ -52,8 +52,8 @@ constexpr std::size_t kMaxPredictedCalls = 1 << 16;
 constexpr std::uint32_t kIdlePollsBeforeCreditFlush = 64;
 // Credit usefulness per peer (predicted mode): out of the last kWindow credits resolved, fewer
 // than kMinUsed used means the peer's messages outrun our receives; crediting then only costs.
-constexpr std::uint32_t kWindow = 64;
-constexpr int kMinUsed = 16;
+constexpr std::uint32_t kWindow = 16;
+constexpr int kMinUsed = 4;
 constexpr std::uint32_t kFirstPause = 256;
 constexpr std::uint32_t kMaxPause = 1 << 16;
 
