@@ -238,7 +238,7 @@ std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
   if (std::atomic_ref<std::uint64_t>(e.arm).load(std::memory_order_relaxed) != before) return std::nullopt;
   Result<nic::CreditEntry> parsed = nic::parse_credit_entry(fields);
   if (!parsed.ok()) return std::nullopt;  // malformed: never used, the receive falls back to bounce
-  return Credit{parsed.value(), arm.value()};
+  return Credit{parsed.value(), arm.value(), before};
 }
 
 template <typename Fill>

@@ -338,6 +338,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
     peer.ch = std::move(ch);
     peer.given.resize(cfg.credit_slots);
     peer.revoked.assign(cfg.credit_slots, 0);
+    peer.dead_arm.assign(cfg.credit_slots, 0);  // 0 is a free slot's word, never a dead credit's
   }
   char host[256] = {};
   (void)gethostname(host, sizeof host - 1);
@@ -783,12 +784,20 @@ std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(
                                                                                  std::int32_t tag, std::size_t length) const {
   const auto last = p.last_sent.find(envelope_key(context, tag));
   for (std::uint32_t k = 0; k < p.ch->credit_slots(); ++k) {
+    if (p.ch->arm_word(k) == p.dead_arm[k]) continue;  // free (0), or known void
     std::optional<Channel::Credit> c = p.ch->armed_credit(k);
-    if (!c || c->entry.context != context || c->entry.tag != tag || c->entry.capacity < length) continue;
-    if (p.revoked[k] == c->arm.generation + 1) continue;
+    if (!c) continue;
+    if (p.revoked[k] == c->arm.generation + 1) {
+      p.dead_arm[k] = c->arm_word;
+      continue;
+    }
+    if (c->entry.context != context || c->entry.tag != tag || c->entry.capacity < length) continue;
     // Void when a message with this envelope went out since the receive was posted: that
-    // message takes the receive.
-    if (last != p.last_sent.end() && seq_at_or_after(last->second, c->arm.valid_from_seq)) continue;
+    // message takes the receive. For good: the envelope's last sequence number only grows.
+    if (last != p.last_sent.end() && seq_at_or_after(last->second, c->arm.valid_from_seq)) {
+      p.dead_arm[k] = c->arm_word;
+      continue;
+    }
     return std::make_pair(k, c->entry);
   }
   return std::nullopt;

@@ -11,6 +11,7 @@
 // One thread drives a channel (the assist thread); the CQ may be shared by many channels.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -92,8 +93,13 @@ class Channel {
   struct Credit {
     nic::CreditEntry entry;
     nic::CreditArm arm;
+    std::uint64_t arm_word = 0;  // as read: the same word means the same issue of the credit
   };
   [[nodiscard]] std::optional<Credit> armed_credit(std::uint32_t slot) const;
+  // The arm word of slot `slot` as it is now (slot < credit_slots()).
+  [[nodiscard]] std::uint64_t arm_word(std::uint32_t slot) const noexcept {
+    return std::atomic_ref<std::uint64_t>(credit_table_[slot].arm).load(std::memory_order_acquire);
+  }
   // Sends one message by RDMA WRITE with immediate into the credited buffer (same ordering,
   // sequence numbers and bounce-slot flow control as try_send: the write consumes a receive).
   // The payload is copied to a send slot first, so it must fit the eager limit.

@@ -271,6 +271,9 @@ class Engine {
     // that envelope; a credit whose valid_from_seq is not after it is void.
     std::unordered_map<std::uint64_t, std::uint32_t> last_sent;
     std::vector<std::uint32_t> revoked;  // by slot: generation+1 of the credit the peer revoked
+    // By slot: the arm word of a credit found void for good (revoked, or its envelope sent since
+    // it was armed), so that later sends skip it with one load instead of parsing it again.
+    std::vector<std::uint64_t> dead_arm;
     // Predicted mode: outcomes of our last credits to this peer (1 = used), and how many more
     // receives from it go uncredited after a run of void credits (doubling while they stay void).
     std::uint64_t credit_outcomes = 0;
