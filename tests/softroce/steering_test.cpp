@@ -359,29 +359,30 @@ TEST(Steering, PersistentMispredictionSuspendsPrediction) { run_ranks(2, suspend
 // Credits that come too late (the sender's message is already on its way when the receive is
 // posted, as in a ping-pong) are void; after a window of 16 outcomes with fewer than 4 used, the
 // receiver stops crediting that peer for a while instead of paying an RDMA write per receive.
-// The receiver sleeps before each post so that the message has been sent by then: every
-// credit is void and every message comes through a bounce slot, intact.
+// The receiver tells the sender to send, then sleeps before posting, so that the message has
+// been sent by then: every credit is void and every message comes through a bounce slot, intact.
 Status void_credits_main(std::uint16_t port, int rank) {
   AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, Steering::kPredicted));
   Engine& e = *j.e;
   constexpr std::size_t kBatches = 40, kBytes = 200;
   if (rank == 1) {
     for (std::size_t b = 0; b < kBatches; ++b) {
-      AUGUR_RETURN_IF_ERROR(send_pattern(e, kBytes, 5, b));
       AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+      AUGUR_RETURN_IF_ERROR(send_pattern(e, kBytes, 5, b));
     }
     return Status::Ok();
   }
   std::vector<std::byte> buf(kBytes + kGuard);
   std::size_t direct = 0;
   for (std::size_t b = 0; b < kBatches; ++b) {
-    std::this_thread::sleep_for(50ms);  // message b is sent meanwhile; this engine does not poll
+    AUGUR_RETURN_IF_ERROR(go(e, 1));
+    // The sender sends message b meanwhile; this engine does not poll until the receive below.
+    std::this_thread::sleep_for(100ms);
     std::fill(buf.begin(), buf.end(), std::byte{0xcc});
     AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(buf.data(), kBytes, 1, 5, kCtx));
     AUGUR_RETURN_IF_ERROR(e.wait(r, kWaitMs));
     AUGUR_RETURN_IF_ERROR(check_pattern(buf, kBytes, b, "late-credited receive"));
     direct += r->path == Path::kDirect ? 1u : 0u;
-    AUGUR_RETURN_IF_ERROR(go(e, 1));
   }
   const EngineCounters& c = e.counters();
   std::printf("%s\n", e.stats_line().c_str());
