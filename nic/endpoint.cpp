@@ -55,13 +55,13 @@ Result<Completion> Endpoint::wait_completion(int timeout_ms) {
   for (unsigned spins = 0;; ++spins) {
     AUGUR_ASSIGN_OR_RETURN(std::size_t n, p_->cq.poll({&c, 1}));
     if (n == 1) return c;
+    if (spins > 1000) std::this_thread::yield();  // emulated devices are slow: do not starve them
     // A tight poll, as perftest's: the clock is read now and then only, since a read can be a
     // system call (hpet under qemu: ~1 us) that would delay noticing the completion.
     if (spins % 64 != 63) continue;
     if (std::chrono::steady_clock::now() > deadline) {
       return Status(Code::kTimeout, "no completion within " + std::to_string(timeout_ms) + " ms");
     }
-    if (spins > 1000) std::this_thread::yield();  // emulated devices are slow: do not starve them
   }
 }
 

@@ -139,7 +139,7 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
                 cfg.wait == host::WaitPolicy::kSpin ? "spin" : cfg.wait == host::WaitPolicy::kBlock ? "block" : "hybrid",
                 cfg.spin_us, eng.at(0).assist_placement() != nullptr ? "on" : "off", cfg.eager_limit);
     std::printf("# direct%%: messages the initiator received by direct placement\n");
-    std::printf("# timestamps: %s\n", clock.ticks_per_us() != 1000.0 ? "TSC (as perftest), no clock_gettime per sample" : "steady_clock");
+    std::printf("# timestamps: %s\n", Stopwatch::kTsc ? "TSC (as perftest), no clock_gettime per sample" : "steady_clock");
     // Columns: bytes, raw, one latency per mode, one ratio per mode, direct% per steering mode
     // (with all three modes: the layout scripts/main-job plots).
     std::printf("%8s %10s", "#bytes", "raw_verbs");

@@ -37,7 +37,12 @@ class Stopwatch {
 #endif
   }
   [[nodiscard]] double us(std::uint64_t ticks) const noexcept { return static_cast<double>(ticks) / ticks_per_us_; }
-  [[nodiscard]] double ticks_per_us() const noexcept { return ticks_per_us_; }
+  // Whether the ticks are the TSC's (else steady_clock's nanoseconds).
+#if defined(__x86_64__) || defined(__i386__)
+  static constexpr bool kTsc = true;
+#else
+  static constexpr bool kTsc = false;
+#endif
 
  private:
   double ticks_per_us_ = 1000.0;  // steady_clock nanoseconds
