@@ -356,45 +356,6 @@ Status suspend_main(std::uint16_t port, int rank) {
 
 TEST(Steering, PersistentMispredictionSuspendsPrediction) { run_ranks(2, suspend_main); }
 
-// Credits that come too late (the sender's message is already on its way when the receive is
-// posted, as in a ping-pong) are void; after a window of 16 outcomes with fewer than 4 used, the
-// receiver stops crediting that peer for a while instead of paying an RDMA write per receive.
-// The receiver tells the sender to send, then sleeps before posting, so that the message has
-// been sent by then: every credit is void and every message comes through a bounce slot, intact.
-Status void_credits_main(std::uint16_t port, int rank) {
-  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, Steering::kPredicted));
-  Engine& e = *j.e;
-  constexpr std::size_t kBatches = 40, kBytes = 200;
-  if (rank == 1) {
-    for (std::size_t b = 0; b < kBatches; ++b) {
-      AUGUR_RETURN_IF_ERROR(await_go(e, 0));
-      AUGUR_RETURN_IF_ERROR(send_pattern(e, kBytes, 5, b));
-    }
-    return Status::Ok();
-  }
-  std::vector<std::byte> buf(kBytes + kGuard);
-  std::size_t direct = 0;
-  for (std::size_t b = 0; b < kBatches; ++b) {
-    AUGUR_RETURN_IF_ERROR(go(e, 1));
-    // The sender sends message b meanwhile; this engine does not poll until the receive below.
-    std::this_thread::sleep_for(100ms);
-    std::fill(buf.begin(), buf.end(), std::byte{0xcc});
-    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(buf.data(), kBytes, 1, 5, kCtx));
-    AUGUR_RETURN_IF_ERROR(e.wait(r, kWaitMs));
-    AUGUR_RETURN_IF_ERROR(check_pattern(buf, kBytes, b, "late-credited receive"));
-    direct += r->path == Path::kDirect ? 1u : 0u;
-  }
-  const EngineCounters& c = e.counters();
-  std::printf("%s\n", e.stats_line().c_str());
-  CHECK(direct == 0 && c.credits_used == 0, "a credit posted after its message was sent was used: " + e.stats_line());
-  CHECK(c.credit_pauses == 1, "crediting was not paused after a window of void credits: " + e.stats_line());
-  // One credit per receive until the pause (the 16th outcome), none after it (it lasts 256).
-  CHECK(c.credits_issued >= 16 && c.credits_issued <= 17, "credits kept coming after the pause: " + e.stats_line());
-  return Status::Ok();
-}
-
-TEST(Steering, VoidCreditsPauseCreditingThePeer) { run_ranks(2, void_credits_main); }
-
 // Memory the program gives back to the kernel and maps again at the same address is new pages:
 // registrations cached (or credits staged by prediction) for the old ones must not be used.
 // Both ranks unmap and map their buffers again between rounds, at the same addresses: the
