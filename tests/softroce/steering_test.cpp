@@ -356,6 +356,61 @@ Status suspend_main(std::uint16_t port, int rank) {
 
 TEST(Steering, PersistentMispredictionSuspendsPrediction) { run_ranks(2, suspend_main); }
 
+// Credits that come too late (the sender's message is already on its way when the receive is
+// posted, as in a ping-pong) are void. Out of a window of 16 credit outcomes with fewer than 4
+// used, the receiver stops crediting that peer for 256 receives instead of paying an RDMA write
+// per receive; then it credits again, and a second useless window pauses it again.
+//
+// Each round makes the credit void for certain: the sender's send has completed (its message is
+// in a send slot, so its sequence number is taken) before the bootstrap fence, and the receiver
+// posts right after the fence without polling in between, so its credit is valid from that very
+// message, which the sender has already sent with the same envelope.
+Status void_credits_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, Steering::kPredicted));
+  Engine& e = *j.e;
+  constexpr std::size_t kWindow = 16, kPause = 256, kBytes = 200;
+  constexpr std::size_t kRounds = kWindow + kPause + kWindow + 4;
+  if (rank == 1) {
+    for (std::size_t b = 0; b < kRounds; ++b) {
+      AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+      AUGUR_RETURN_IF_ERROR(send_pattern(e, kBytes, 5, b));
+      AUGUR_RETURN_IF_ERROR(j.boot->fence());
+    }
+    CHECK(e.counters().direct_sends == 0, "sender: a void credit was used: " + e.stats_line());
+    return Status::Ok();
+  }
+  std::vector<std::byte> buf(kBytes + kGuard);
+  std::vector<bool> credited;
+  std::size_t direct = 0;
+  for (std::size_t b = 0; b < kRounds; ++b) {
+    AUGUR_RETURN_IF_ERROR(go(e, 1));
+    AUGUR_RETURN_IF_ERROR(j.boot->fence());  // the sender's message b is sent
+    std::fill(buf.begin(), buf.end(), std::byte{0xcc});
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(buf.data(), kBytes, 1, 5, kCtx));
+    credited.push_back(r->credit_slot >= 0);
+    AUGUR_RETURN_IF_ERROR(e.wait(r, kWaitMs));
+    AUGUR_RETURN_IF_ERROR(check_pattern(buf, kBytes, b, "late-credited receive"));
+    CHECK(r->path == Path::kBounce, "round " + std::to_string(b) + ": not through a bounce slot");
+    direct += r->path == Path::kDirect ? 1u : 0u;
+    if (b + 1 == kWindow) {
+      CHECK(e.counters().credit_pauses == 1, "no pause after a window of void credits: " + e.stats_line());
+    }
+  }
+  for (std::size_t b = 0; b < kRounds; ++b) {
+    // Credited: the first window, then the window after the pause; the second pause is longer.
+    const bool want = b < kWindow || (b >= kWindow + kPause && b < 2 * kWindow + kPause);
+    CHECK(credited[b] == want, "round " + std::to_string(b) + (want ? ": not credited" : ": credited while paused"));
+  }
+  const EngineCounters& c = e.counters();
+  std::printf("%s\n", e.stats_line().c_str());
+  CHECK(direct == 0 && c.credits_used == 0, "a credit posted after its message was sent was used: " + e.stats_line());
+  CHECK(c.credit_pauses == 2, "crediting was not paused after each window of void credits: " + e.stats_line());
+  CHECK(c.pred_abstains >= kPause, "receives while paused were given to the predictor: " + e.stats_line());
+  return Status::Ok();
+}
+
+TEST(Steering, VoidCreditsPauseCreditingThePeer) { run_ranks(2, void_credits_main); }
+
 // Memory the program gives back to the kernel and maps again at the same address is new pages:
 // registrations cached (or credits staged by prediction) for the old ones must not be used.
 // Both ranks unmap and map their buffers again between rounds, at the same addresses: the
