@@ -5,7 +5,8 @@
 // row gives medians of half round trips (us) and ratios to raw verbs — under emulated RoCE only
 // the ratios mean anything. The ping-pong is osu_latency's: send then receive on one side,
 // receive then send on the other, so a receive is posted only after its own send.
-// Usage: augur-perf-lat [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted]
+// Usage: augur-perf-lat [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted] [--stats]
+// (--stats: each rank's counters per mode on stderr at the end)
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -32,6 +33,7 @@ struct Options {
   int rounds = 5;
   std::vector<std::size_t> sizes = {1, 8, 64, 512, 4096, 8192, 65536, 1 << 20};
   std::vector<host::Steering> modes = {std::begin(perf::kModes), std::end(perf::kModes)};
+  bool stats = false;  // each rank's counters per mode on stderr at the end
 };
 
 struct Raw {
@@ -186,6 +188,11 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
       std::fflush(stdout);
     }
   }
+  if (opt.stats) {
+    for (std::size_t m = 0; m < modes; ++m) {
+      std::fprintf(stderr, "%-9s %s\n", perf::mode_name(opt.modes[m]), eng.at(m).stats_line().c_str());
+    }
+  }
   return eng.boot().fence();
 }
 
@@ -203,6 +210,8 @@ int main(int argc, char** argv) {
       opt.sizes.clear();
       std::stringstream ss(argv[++i]);
       for (std::string tok; std::getline(ss, tok, ',');) opt.sizes.push_back(std::strtoull(tok.c_str(), nullptr, 10));
+    } else if (a == "--stats") {
+      opt.stats = true;
     } else if (a == "--modes" && i + 1 < argc) {
       opt.modes = augur::perf::parse_modes(argv[++i]);
       if (opt.modes.empty()) {
@@ -210,7 +219,7 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted] [--stats]\n", argv[0]);
       return 2;
     }
   }
