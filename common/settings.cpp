@@ -18,6 +18,7 @@ constexpr std::array kSettings{
     Setting{"AUGUR_SLOTS", "64", "bounce slots per peer and direction (2-32767): bound unexpected-message memory and messages in flight"},
     Setting{"AUGUR_STEERING", "predicted", "off: bounce/rendezvous only; posted: a posted receive credits its sender for direct placement; predicted: also credit predicted receives ahead"},
     Setting{"AUGUR_SGE_MAX_RUNS", "16", "non-contiguous point-to-point data with at most this many runs per message goes by NIC gather/scatter lists (eager: one copy into the slot and out of it; rendezvous: READ scatter lists), more is packed; 0: always pack"},
+    Setting{"AUGUR_DIRECT_MIN", "1024", "smallest receive (bytes) credited for direct placement, and smallest message placed directly: below it a copy out of a bounce slot costs less than the credit's RDMA write (as UCX_TM_THRESH)"},
     Setting{"AUGUR_CREDITS", "16", "direct-placement credits per peer (1-255): receives that can be credited at once"},
     Setting{"AUGUR_PREDICTOR", "single-cycle", "predictor used for steering (names as in augur-trace replay)"},
     Setting{"AUGUR_PREDICT_DEPTH", "2", "predicted receives credited ahead per receive call (1-16)"},

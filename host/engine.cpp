@@ -496,7 +496,8 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
   }
   PostedRecv recv{req, buf, len, source};
   // A credit is only safe when no earlier receive could take the message it names.
-  const bool creditable = cfg_.steering != Steering::kOff && source >= 0 && source != rank_ && tag >= 0 && len > 0 &&
+  const bool steerable = len >= cfg_.direct_min && len > 0;  // else a bounce copy is cheaper
+  const bool creditable = cfg_.steering != Steering::kOff && steerable && source >= 0 && source != rank_ && tag >= 0 &&
                           len <= cfg_.eager_limit && !match_.posted_conflicts(context, source, tag);
   if (auto m = match_.post({context, source, tag}, recv)) {
     AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
@@ -509,9 +510,10 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
     }
   }
   if (predictor_) {
-    // Crediting this peer is paused (its messages outrun our receives, as in a ping-pong): a
-    // prediction could not be used, so do not pay for one; counted as an abstention.
-    if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].credit_pause > 0) {
+    // Crediting this peer is paused (its messages outrun our receives, as in a ping-pong), or
+    // the receive is too small to steer: a prediction could not be used, so do not pay for one;
+    // counted as an abstention.
+    if (!steerable || (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].credit_pause > 0)) {
       ++counters_.pred_abstains;
       predicted_.clear();
       return Status::Ok();
@@ -610,7 +612,7 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
 
 Status Engine::stage_credit(const predictor::RecvCall& call) {
   if (call.source < 0 || call.source == rank_ || call.source >= size_ || call.tag < 0 || call.count == 0 ||
-      call.count > cfg_.eager_limit) {
+      call.count < cfg_.direct_min || call.count > cfg_.eager_limit) {
     return Status::Ok();
   }
   Peer& p = peers_[static_cast<std::size_t>(call.source)];
@@ -901,7 +903,9 @@ AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, s
     return sent ? Path::kBounce : Path::kNone;
   }
   Path path = Path::kNone;
-  if (auto credit = usable_credit(p, context, tag, length)) {
+  // Below direct_min the copy is cheaper than a direct write; bouncing is always safe (the
+  // receiver then holds any credit for this envelope void).
+  if (auto credit = length >= cfg_.direct_min ? usable_credit(p, context, tag, length) : std::nullopt) {
     AUGUR_ASSIGN_OR_RETURN(bool sent, runs.empty() ? p.ch->try_send_direct(credit->first, credit->second, body)
                                                    : p.ch->try_send_direct_gather(credit->first, credit->second, length, runs));
     if (!sent) return Path::kNone;
@@ -1556,6 +1560,8 @@ Result<EngineConfig> engine_config_from_settings() {
   c.assist_core = static_cast<int>(core);
   AUGUR_ASSIGN_OR_RETURN(std::int64_t sge_runs, setting_int("AUGUR_SGE_MAX_RUNS", 0, 65536));
   c.sge_max_runs = static_cast<std::uint32_t>(sge_runs);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t direct_min, setting_int("AUGUR_DIRECT_MIN", 1, 1 << 20));
+  c.direct_min = static_cast<std::uint32_t>(direct_min);
   return c;
 }
 

@@ -10,7 +10,8 @@ pes=$2
 n=$3
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
-AUGUR_STATS=1 AUGUR_STEERING=predicted timeout 600 "$run" -n "$n" "$pes" 100 >"$out" 2>&1
+# PES's rows are 64 doubles, 512 bytes: under the default AUGUR_DIRECT_MIN (1024), so lowered.
+AUGUR_STATS=1 AUGUR_STEERING=predicted AUGUR_DIRECT_MIN=512 timeout 600 "$run" -n "$n" "$pes" 100 >"$out" 2>&1
 rc=$?
 cat "$out"
 [ $rc -eq 0 ] || { echo "FAILED: PES exited with $rc"; exit 1; }

@@ -63,9 +63,10 @@ Status all_pairs(Engine& e, std::uint64_t& bounce, std::uint64_t& rndv, std::uin
     const std::size_t n = kSizes[i];
     const Request& r = *recvs[j];
     CHECK(r.source == q && r.tag == static_cast<std::int32_t>(i) && r.length == n, "wrong envelope");
-    // Steering credits receives of 1 byte up to the eager limit; whether a credit reaches the
-    // sender before its message leaves is a race, so such a message may come either way.
-    const bool steerable = e.config().steering != Steering::kOff && n > 0 && n <= kEager;
+    // Steering credits receives of direct_min bytes up to the eager limit; whether a credit
+    // reaches the sender before its message leaves is a race, so such a message may come either
+    // way. Smaller ones must come through a bounce slot.
+    const bool steerable = e.config().steering != Steering::kOff && n > 0 && n >= e.config().direct_min && n <= kEager;
     const Path want = n > kEager ? Path::kRendezvous : Path::kBounce;
     CHECK(r.path == want || (steerable && r.path == Path::kDirect), "size " + std::to_string(n) + " took the wrong path");
     (r.path == Path::kRendezvous ? rndv : r.path == Path::kDirect ? direct : bounce) += 1;

@@ -129,7 +129,8 @@ Status exchange(Engine& e, int peer) {
     AUGUR_RETURN_IF_ERROR(e.wait(recvs[c], kWaitMs).context(what));
     const Request& r = *recvs[c];
     CHECK(r.source == peer && r.length == k.bytes(), what + ": wrong envelope");
-    const bool direct_ok = e.config().steering != Steering::kOff && k.recv_runs == 1 && !k.rendezvous();
+    const bool direct_ok = e.config().steering != Steering::kOff && k.recv_runs == 1 && !k.rendezvous() &&
+                           k.bytes() >= e.config().direct_min;
     CHECK(r.path == (k.rendezvous() ? Path::kRendezvous : Path::kBounce) || (direct_ok && r.path == Path::kDirect),
           what + ": wrong path");
     AUGUR_RETURN_IF_ERROR(check(in[c], peer, c, k.bytes(), what));

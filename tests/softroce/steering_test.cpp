@@ -40,11 +40,12 @@ struct Job {
   std::unique_ptr<Engine> e;
 };
 
-Result<Job> start(std::uint16_t port, int rank, Steering steering) {
+// direct_min 1: these tests check the mechanism at every size, also below the default minimum.
+Result<Job> start(std::uint16_t port, int rank, Steering steering, std::uint32_t direct_min = 1) {
   Job j;
   AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
   AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, {.slots = 16, .eager_limit = kEager, .steering = steering,
-                                                        .credit_slots = 8}));
+                                                        .credit_slots = 8, .direct_min = direct_min}));
   return j;
 }
 
@@ -224,6 +225,69 @@ TEST(Steering, PredictedModeKeepsTheSameGuarantees) {
   run_ranks(2, [](std::uint16_t port, int rank) { return steering_main(port, rank, Steering::kPredicted); });
 }
 
+// AUGUR_DIRECT_MIN: a receive smaller than it is not credited (nor predicted), and a message
+// smaller than it is not placed directly even when the receive it goes to holds a credit; at the
+// minimum both are steered as before. Every receive is posted before its go, so a credit is
+// always at the sender in time: the paths below are the only possible ones.
+Status direct_min_main(std::uint16_t port, int rank, Steering steering) {
+  constexpr std::uint32_t kMin = 512;
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, steering, kMin));
+  Engine& e = *j.e;
+  struct Case {
+    std::size_t cap, bytes;
+    bool credited;
+    Path path;
+  };
+  const std::vector<Case> cases = {
+      {kMin - 1, kMin - 1, false, Path::kBounce},  // too small to credit
+      {kMin, kMin, true, Path::kDirect},           // the minimum: steered
+      {kEager, 100, true, Path::kBounce},          // credited, but the message is too small to place
+      {kEager, kEager, true, Path::kDirect},
+  };
+  if (rank == 1) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+      AUGUR_RETURN_IF_ERROR(send_pattern(e, cases[i].bytes, 9, i));
+    }
+    CHECK(e.counters().direct_sends == 2, "sender: direct sends " + std::to_string(e.counters().direct_sends));
+    return Status::Ok();
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const EngineCounters before = e.counters();
+    std::vector<std::byte> buf(cases[i].cap + kGuard, std::byte{0xcc});
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(buf.data(), cases[i].cap, 1, 9, kCtx));
+    const std::string what = "case " + std::to_string(i) + " (" + std::to_string(cases[i].bytes) + " bytes into " +
+                             std::to_string(cases[i].cap) + ")";
+    CHECK((r->credit_slot >= 0) == cases[i].credited, what + ": credited " + std::to_string(r->credit_slot >= 0));
+    AUGUR_RETURN_IF_ERROR(go(e, 1));
+    AUGUR_RETURN_IF_ERROR(e.wait(r, kWaitMs));
+    CHECK(r->path == cases[i].path && r->length == cases[i].bytes, what + ": path or length");
+    AUGUR_RETURN_IF_ERROR(check_pattern(buf, cases[i].bytes, i, what.c_str()));
+    const EngineCounters& c = e.counters();
+    const bool direct = cases[i].path == Path::kDirect;
+    CHECK(c.direct_msgs - before.direct_msgs == (direct ? 1u : 0u) && c.credits_used - before.credits_used == (direct ? 1u : 0u),
+          what + ": counters " + e.stats_line());
+    CHECK(c.bytes_copied - before.bytes_copied == (direct ? 0u : cases[i].bytes), what + ": bytes copied " + e.stats_line());
+    // A credit the message did not take is given back as revoked.
+    const bool dropped = cases[i].credited && !direct;
+    CHECK(c.credits_revoked - before.credits_revoked == (dropped ? 1u : 0u), what + ": revoked " + e.stats_line());
+    if (steering == Steering::kPredicted && !cases[i].credited) {
+      CHECK(c.pred_abstains - before.pred_abstains == 1 && c.pred_hits == before.pred_hits &&
+                c.pred_misses == before.pred_misses,
+            what + ": a receive too small to steer was given to the predictor: " + e.stats_line());
+    }
+  }
+  std::printf("%s\n", e.stats_line().c_str());
+  return Status::Ok();
+}
+
+TEST(Steering, DirectMinKeepsSmallMessagesInBounceSlots) {
+  for (Steering s : {Steering::kPosted, Steering::kPredicted}) {
+    SCOPED_TRACE(s == Steering::kPosted ? "posted" : "predicted");
+    run_ranks(2, [s](std::uint16_t port, int rank) { return direct_min_main(port, rank, s); });
+  }
+}
+
 // Receives from rank 1 in rounds of kPerRound, each round opened by a go; `fresh` buffers are
 // never reused (nothing repeats), otherwise the same buffers every round. Checks every byte.
 Status receive_rounds(Engine& e, std::size_t rounds, std::size_t first_round, bool fresh, std::size_t& direct) {
@@ -340,7 +404,7 @@ Status suspend_main(std::uint16_t port, int rank) {
   Job j;
   AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
   AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kPredicted,
-                                                        .credit_slots = 8, .predictor = "lru"}));
+                                                        .credit_slots = 8, .direct_min = 1, .predictor = "lru"}));
   Engine& e = *j.e;
   constexpr std::size_t kRounds = 100, kPerRound = 3;
   if (rank == 1) return send_rounds(e, kRounds);

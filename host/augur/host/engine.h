@@ -84,6 +84,10 @@ struct EngineConfig {
   std::uint32_t keepalive_ms = 1000;
   Steering steering = Steering::kPredicted;
   std::uint32_t credit_slots = 16;        // direct-placement credits per peer (<= 255)
+  // Smaller receives are not credited and smaller messages not placed directly: below this a
+  // copy out of a bounce slot costs less than the credit's RDMA write (AUGUR_DIRECT_MIN; UCX's
+  // hardware tag matching has the same threshold, UCX_TM_THRESH, also 1024 by default).
+  std::uint32_t direct_min = 1024;
   std::string predictor = "single-cycle";  // a name from predictor_names()
   std::uint32_t predict_depth = 2;        // predicted receives credited ahead (top-k)
   bool stats = false;                     // print the augur-stats line when the engine ends
@@ -102,7 +106,7 @@ struct EngineConfig {
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
-// AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS.
+// AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS, AUGUR_DIRECT_MIN.
 Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
