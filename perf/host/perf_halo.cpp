@@ -1,12 +1,13 @@
 // augur-perf-halo: a halo exchange where each rank posts its receives just before its neighbour
 // sends (both sides post, then send, then wait — the pattern of a stencil code), run with
 // steering off, posted and predicted in one run, interleaved round by round in an order that
-// rotates each round (use a multiple of 3 rounds for balance). Reports, per mode,
-// the time per iteration, the fraction of halos placed directly into the receive buffers, the
+// rotates each round (use a multiple of 3 rounds for balance), after untimed warm-up
+// iterations. Reports, per mode, the median time per iteration over the rounds, the fraction of halos placed directly into the receive buffers, the
 // bytes copied out of bounce slots per iteration, and the prediction and credit figures; ratios
 // are to `off`. --compute-us puts work between posting and sending (a wider window for the
 // credit to reach the sender). Two ranks in a periodic ring: each has the other on both sides.
-// Usage: augur-perf-halo [--iters N] [--rounds R] [--bytes B] [--compute-us U]
+// Usage: augur-perf-halo [--iters N] [--rounds R] [--bytes B] [--compute-us U] [--warmup W]
+// (--warmup: untimed iterations per mode before the rounds, default 500)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,9 +25,10 @@ constexpr int kTimeoutMs = 60'000;
 
 struct Options {
   int iters = 500;
-  int rounds = 3;  // each mode once in each position
+  int rounds = 6;  // each mode twice in each position
   std::size_t bytes = 4096;
   int compute_us = 0;
+  int warmup = 500;  // untimed iterations per mode first (as osu_latency's skip)
 };
 
 void compute(int us) {
@@ -34,6 +36,11 @@ void compute(int us) {
   const auto until = Clock::now() + std::chrono::microseconds(us);
   while (Clock::now() < until) {
   }
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v.size() % 2 == 1 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
 }
 
 // One round: `iters` exchanges of a left and a right halo; returns seconds.
@@ -67,15 +74,28 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, const Options& opt
   AUGUR_ASSIGN_OR_RETURN(perf::Engines eng, perf::connect_engines(ports, rank));
   const std::size_t modes = std::size(perf::kModes);
   std::vector<std::vector<std::byte>> in(2, std::vector<std::byte>(opt.bytes)), out(2, std::vector<std::byte>(opt.bytes));
-  std::vector<double> secs(modes);
+  std::vector<std::vector<double>> us(modes);  // per round: microseconds per iteration
   std::vector<int> iter0(modes, 0);
+  // Untimed first, and medians over rounds: the first few hundred milliseconds of a run are
+  // slower for every mode (seen: 100-170 us/iter against 75-90 later, at 512 bytes), so the
+  // mode that ran first read up to 20% slower than the others on the very same path. Counters
+  // are reported from after the warm-up.
+  std::vector<host::EngineCounters> base(modes);
+  Options warm = opt;
+  warm.iters = opt.warmup;
+  for (std::size_t m = 0; m < modes && warm.iters > 0; ++m) {
+    AUGUR_RETURN_IF_ERROR(eng.boot().fence());
+    AUGUR_RETURN_IF_ERROR(halo_round(eng.at(m), warm, in, out, iter0[m]).status());
+    iter0[m] += warm.iters;
+  }
+  for (std::size_t m = 0; m < modes; ++m) base[m] = eng.at(m).counters();
   for (int round = 0; round < opt.rounds; ++round) {
     // The order rotates each round, so that no mode always runs first after the fence.
     for (std::size_t k = 0; k < modes; ++k) {
       const std::size_t m = (k + static_cast<std::size_t>(round)) % modes;
       AUGUR_RETURN_IF_ERROR(eng.boot().fence());
       AUGUR_ASSIGN_OR_RETURN(double s, halo_round(eng.at(m), opt, in, out, iter0[m]));
-      secs[m] += s;
+      us[m].push_back(1e6 * s / opt.iters);
       iter0[m] += opt.iters;
     }
     if (rank == 0) std::fprintf(stderr, "augur-perf-halo: round %d of %d done\n", round + 1, opt.rounds);
@@ -85,14 +105,27 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, const Options& opt
     const double n = static_cast<double>(opt.iters) * opt.rounds;
     std::printf("# halo exchange, 2 ranks, 2 halos of %zu bytes each way per iteration, %d iterations, compute %d us\n",
                 opt.bytes, opt.iters * opt.rounds, opt.compute_us);
+    std::printf("# us/iter: median over %d rounds of %d iterations, after %d untimed per mode; vs_off: ratio of medians\n",
+                opt.rounds, opt.iters, opt.warmup);
     std::printf("%-10s %10s %8s %8s %14s %10s %10s %10s %10s\n", "mode", "us/iter", "vs_off", "direct%",
                 "copied_B/iter", "pred_hit%", "cred_used", "cred_void", "cred_iss");
     for (std::size_t m = 0; m < modes; ++m) {
-      const host::EngineCounters& c = eng.at(m).counters();
+      host::EngineCounters c = eng.at(m).counters();
+      const host::EngineCounters& b = base[m];
+      c.direct_msgs -= b.direct_msgs;
+      c.bounce_msgs -= b.bounce_msgs;
+      c.rndv_msgs -= b.rndv_msgs;
+      c.bytes_copied -= b.bytes_copied;
+      c.pred_hits -= b.pred_hits;
+      c.pred_misses -= b.pred_misses;
+      c.pred_abstains -= b.pred_abstains;
+      c.credits_used -= b.credits_used;
+      c.credits_revoked -= b.credits_revoked;
+      c.credits_issued -= b.credits_issued;
       const double got = static_cast<double>(c.direct_msgs + c.bounce_msgs + c.rndv_msgs);
       const double preds = static_cast<double>(c.pred_hits + c.pred_misses + c.pred_abstains);
       std::printf("%-10s %10.2f %8.2f %8.1f %14.1f %10.1f %10llu %10llu %10llu\n", perf::mode_name(perf::kModes[m]),
-                  1e6 * secs[m] / n, secs[m] / secs[0], got > 0 ? 100.0 * static_cast<double>(c.direct_msgs) / got : 0.0,
+                  median(us[m]), median(us[m]) / median(us[0]), got > 0 ? 100.0 * static_cast<double>(c.direct_msgs) / got : 0.0,
                   static_cast<double>(c.bytes_copied) / n, preds > 0 ? 100.0 * static_cast<double>(c.pred_hits) / preds : 0.0,
                   static_cast<unsigned long long>(c.credits_used), static_cast<unsigned long long>(c.credits_revoked),
                   static_cast<unsigned long long>(c.credits_issued));
@@ -116,13 +149,15 @@ int main(int argc, char** argv) {
       opt.bytes = std::strtoull(argv[++i], nullptr, 10);
     } else if (a == "--compute-us" && has_value) {
       opt.compute_us = std::atoi(argv[++i]);
+    } else if (a == "--warmup" && has_value) {
+      opt.warmup = std::atoi(argv[++i]);
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--bytes B] [--compute-us U]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--bytes B] [--compute-us U] [--warmup W]\n", argv[0]);
       return 2;
     }
   }
-  if (opt.iters < 1 || opt.rounds < 1 || opt.bytes < 1 || opt.bytes > (1u << 24) || opt.compute_us < 0) {
-    std::fprintf(stderr, "augur-perf-halo: --iters, --rounds, --bytes >= 1 (bytes <= 16 MiB), --compute-us >= 0\n");
+  if (opt.iters < 1 || opt.rounds < 1 || opt.bytes < 1 || opt.bytes > (1u << 24) || opt.compute_us < 0 || opt.warmup < 0) {
+    std::fprintf(stderr, "augur-perf-halo: --iters, --rounds, --bytes >= 1 (bytes <= 16 MiB), --compute-us, --warmup >= 0\n");
     return 2;
   }
   return augur::perf::run_two_ranks("augur-perf-halo", [&](const std::vector<std::uint16_t>& ports, int rank, int) {
