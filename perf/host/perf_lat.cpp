@@ -5,8 +5,9 @@
 // row gives medians of half round trips (us) and ratios to raw verbs — under emulated RoCE only
 // the ratios mean anything. The ping-pong is osu_latency's: send then receive on one side,
 // receive then send on the other, so a receive is posted only after its own send.
-// Usage: augur-perf-lat [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted] [--stats]
-// (--stats: each rank's counters per mode on stderr at the end)
+// Usage: augur-perf-lat [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted] [--stats] [--warmup W]
+// (--stats: each rank's counters per mode on stderr at the end; --warmup: untimed iterations per
+// variant and size first, default 100)
 #include <sys/socket.h>
 
 #include <algorithm>
@@ -34,6 +35,7 @@ struct Options {
   std::vector<std::size_t> sizes = {1, 8, 64, 512, 4096, 8192, 65536, 1 << 20};
   std::vector<host::Steering> modes = {std::begin(perf::kModes), std::end(perf::kModes)};
   bool stats = false;  // each rank's counters per mode on stderr at the end
+  int warmup = 100;    // untimed iterations per variant and size first (osu_latency's skip)
 };
 
 struct Raw {
@@ -136,7 +138,8 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
   const Stopwatch clock;
   if (initiator) {
     const host::EngineConfig& cfg = eng.at(0).config();
-    std::printf("# half round trip, median over %d rounds x %d iterations (us); ratios to raw verbs\n", opt.rounds, opt.iters);
+    std::printf("# half round trip, median over %d rounds x %d iterations after %d untimed (us); ratios to raw verbs\n",
+                opt.rounds, opt.iters, opt.warmup);
     std::printf("# engine: AUGUR_WAIT=%s AUGUR_SPIN_US=%u, assist thread %s, eager limit %u\n",
                 cfg.wait == host::WaitPolicy::kSpin ? "spin" : cfg.wait == host::WaitPolicy::kBlock ? "block" : "hybrid",
                 cfg.spin_us, eng.at(0).assist_placement() != nullptr ? "on" : "off", cfg.eager_limit);
@@ -156,6 +159,18 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
     std::vector<double> raw_us;
     std::vector<std::vector<double>> us(modes);
     std::vector<std::uint64_t> direct0(modes), recvd0(modes);
+    // Untimed first: the start of a run is slower for everything, and raw verbs run first.
+    // A tenth of it above 64 KiB, as osu_latency skips 100 iterations, 10 for large messages.
+    const int warm = n > 65536 ? std::max(opt.warmup / 10, opt.warmup > 0 ? 1 : 0) : opt.warmup;
+    if (warm > 0) {
+      std::vector<double> untimed;
+      AUGUR_RETURN_IF_ERROR(eng.boot().fence());
+      AUGUR_RETURN_IF_ERROR(raw_round(raw, initiator, n, warm, clock, untimed));
+      for (std::size_t m = 0; m < modes; ++m) {
+        AUGUR_RETURN_IF_ERROR(eng.boot().fence());
+        AUGUR_RETURN_IF_ERROR(engine_round(eng.at(m), initiator, n, warm, tx, rx, clock, untimed));
+      }
+    }
     for (std::size_t m = 0; m < modes; ++m) {
       const host::EngineCounters& c = eng.at(m).counters();
       direct0[m] = c.direct_msgs;
@@ -210,6 +225,8 @@ int main(int argc, char** argv) {
       opt.sizes.clear();
       std::stringstream ss(argv[++i]);
       for (std::string tok; std::getline(ss, tok, ',');) opt.sizes.push_back(std::strtoull(tok.c_str(), nullptr, 10));
+    } else if (a == "--warmup" && i + 1 < argc) {
+      opt.warmup = std::atoi(argv[++i]);
     } else if (a == "--stats") {
       opt.stats = true;
     } else if (a == "--modes" && i + 1 < argc) {
@@ -219,13 +236,13 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted] [--stats]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted] [--stats] [--warmup W]\n", argv[0]);
       return 2;
     }
   }
-  if (opt.iters < 1 || opt.rounds < 1 || opt.sizes.empty() ||
+  if (opt.iters < 1 || opt.rounds < 1 || opt.warmup < 0 || opt.sizes.empty() ||
       std::any_of(opt.sizes.begin(), opt.sizes.end(), [](std::size_t s) { return s == 0 || s > (1u << 26); })) {
-    std::fprintf(stderr, "augur-perf-lat: --iters, --rounds >= 1; sizes in [1, 64 MiB]\n");
+    std::fprintf(stderr, "augur-perf-lat: --iters, --rounds >= 1, --warmup >= 0; sizes in [1, 64 MiB]\n");
     return 2;
   }
   return augur::perf::run_two_ranks(
