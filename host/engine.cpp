@@ -1323,6 +1323,53 @@ Result<bool> Engine::iprobe(int source, std::int32_t tag, std::uint32_t context,
   return found;
 }
 
+Result<std::uint64_t> Engine::improbe(int source, std::int32_t tag, std::uint32_t context, Request* out) {
+  AUGUR_RETURN_IF_ERROR(check_recv(source, tag));
+  Result<std::uint64_t> id = std::uint64_t{0};
+  call_in_assist([&] {
+    if (Status st = progress_once(); !st.ok()) {
+      id = st;
+      return;
+    }
+    auto m = match_.take({context, source, tag});
+    if (!m) return;
+    out->source = m->envelope.source;
+    out->tag = m->envelope.tag;
+    out->length = m->msg.length;
+    const std::uint64_t k = next_taken_++;
+    taken_.emplace(k, std::move(*m));
+    id = k;
+  });
+  return id;
+}
+
+Result<RequestPtr> Engine::imrecv(std::uint64_t message, void* buf, std::size_t len) {
+  if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null receive buffer with a non-zero count");
+  return receive_taken(message, std::make_shared<Request>(), buf, len);
+}
+
+Result<RequestPtr> Engine::receive_taken(std::uint64_t message, const RequestPtr& req, void* buf, std::size_t len) {
+  Status st;
+  call_in_assist([&] {
+    auto it = taken_.find(message);
+    if (it == taken_.end()) {
+      st = Status(Code::kInvalidArgument, "message handle " + std::to_string(message) + " is not a probed, unreceived message");
+      return;
+    }
+    auto m = std::move(it->second);
+    taken_.erase(it);
+    PostedRecv recv{req, buf, len, m.msg.peer};
+    if (predictor_) {  // a receive call, but its message is already here: nothing to predict
+      ++counters_.pred_abstains;
+      predicted_.clear();
+    }
+    st = match_and_start(recv, m.msg, m.envelope.tag);
+    if (!st.ok() && !req->done) finish(*req, Path::kNone, st);
+  });
+  AUGUR_RETURN_IF_ERROR(st);
+  return req;
+}
+
 // ---- Non-contiguous layouts (isendv/irecvv; docs/runtime.md) ----
 
 namespace {
@@ -1439,6 +1486,20 @@ Result<RequestPtr> Engine::irecvv(std::span<const IoRun> runs, int source, std::
   }
   AUGUR_RETURN_IF_ERROR(start_recv_layout(req, source, tag, context));
   return req;
+}
+
+Result<RequestPtr> Engine::imrecvv(std::uint64_t message, std::span<const IoRun> runs) {
+  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, normalize(runs));
+  if (norm.size() <= 1) return norm.empty() ? imrecv(message, nullptr, 0) : imrecv(message, norm[0].addr, norm[0].length);
+  if (norm.size() > max_layout_runs()) {
+    return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the scatter limit of " +
+                                              std::to_string(max_layout_runs()) + ": receive packed");
+  }
+  auto req = std::make_shared<Request>();
+  req->runs = std::move(norm);
+  void* first = req->runs[0].addr;
+  const std::size_t total = layout_bytes(req->runs);
+  return receive_taken(message, req, first, total);
 }
 
 Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t tag, std::uint32_t context) {

@@ -24,6 +24,7 @@ typedef int MPI_Datatype;
 typedef int MPI_Op;
 typedef int MPI_Group;
 typedef int MPI_Request;
+typedef int MPI_Message;
 typedef int MPI_Errhandler;
 typedef int MPI_Info;
 typedef int MPI_Fint;
@@ -49,6 +50,8 @@ typedef struct MPI_Status {
 #define MPI_GROUP_NULL 0
 #define MPI_GROUP_EMPTY 1
 #define MPI_REQUEST_NULL 0
+#define MPI_MESSAGE_NULL 0
+#define MPI_MESSAGE_NO_PROC 1
 #define MPI_OP_NULL 0
 #define MPI_ERRHANDLER_NULL 0
 #define MPI_ERRORS_ARE_FATAL 1
@@ -278,6 +281,10 @@ AUGUR_MPI_DECL(int, Sendrecv_replace, (void* buf, int count, MPI_Datatype dataty
                                        int source, int recvtag, MPI_Comm comm, MPI_Status* status))
 AUGUR_MPI_DECL(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status))
 AUGUR_MPI_DECL(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status))
+AUGUR_MPI_DECL(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status))
+AUGUR_MPI_DECL(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status))
+AUGUR_MPI_DECL(int, Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status))
+AUGUR_MPI_DECL(int, Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request))
 AUGUR_MPI_DECL(int, Get_count, (const MPI_Status* status, MPI_Datatype datatype, int* count))
 AUGUR_MPI_DECL(int, Get_elements, (const MPI_Status* status, MPI_Datatype datatype, int* count))
 AUGUR_MPI_DECL(int, Wait, (MPI_Request* request, MPI_Status* status))
@@ -421,6 +428,8 @@ AUGUR_MPI_DECL(MPI_Group, Group_f2c, (MPI_Fint group))
 AUGUR_MPI_DECL(MPI_Fint, Group_c2f, (MPI_Group group))
 AUGUR_MPI_DECL(MPI_Request, Request_f2c, (MPI_Fint request))
 AUGUR_MPI_DECL(MPI_Fint, Request_c2f, (MPI_Request request))
+AUGUR_MPI_DECL(MPI_Message, Message_f2c, (MPI_Fint message))
+AUGUR_MPI_DECL(MPI_Fint, Message_c2f, (MPI_Message message))
 AUGUR_MPI_DECL(MPI_Op, Op_f2c, (MPI_Fint op))
 AUGUR_MPI_DECL(MPI_Fint, Op_c2f, (MPI_Op op))
 

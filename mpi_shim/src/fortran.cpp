@@ -115,6 +115,11 @@ AUGUR_F(sendrecv_replace, (void* b, F* n, F* t, F* dest, F* stag, F* src, F* rta
         PMPI_Sendrecv_replace(buf(b), *n, *t, *dest, *stag, *src, *rtag, *comm, st(s)))
 AUGUR_F(probe, (F * src, F* tag, F* comm, F* s, F* ierr), PMPI_Probe(*src, *tag, *comm, st(s)))
 AUGUR_F(iprobe, (F * src, F* tag, F* comm, F* flag, F* s, F* ierr), PMPI_Iprobe(*src, *tag, *comm, flag, st(s)))
+AUGUR_F(mprobe, (F * src, F* tag, F* comm, F* msg, F* s, F* ierr), PMPI_Mprobe(*src, *tag, *comm, msg, st(s)))
+AUGUR_F(improbe, (F * src, F* tag, F* comm, F* flag, F* msg, F* s, F* ierr),
+        PMPI_Improbe(*src, *tag, *comm, flag, msg, st(s)))
+AUGUR_F(mrecv, (void* b, F* n, F* t, F* msg, F* s, F* ierr), PMPI_Mrecv(buf(b), *n, *t, msg, st(s)))
+AUGUR_F(imrecv, (void* b, F* n, F* t, F* msg, F* req, F* ierr), PMPI_Imrecv(buf(b), *n, *t, msg, req))
 AUGUR_F(get_count, (F * s, F* t, F* n, F* ierr), PMPI_Get_count(st(s), *t, n))
 AUGUR_F(wait, (F * req, F* s, F* ierr), PMPI_Wait(req, st(s)))
 AUGUR_F(waitall, (F * n, F* reqs, F* s, F* ierr), PMPI_Waitall(*n, reqs, st(s)))

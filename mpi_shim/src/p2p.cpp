@@ -89,7 +89,7 @@ Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, in
 }
 
 Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
-               std::uint32_t ctx) {
+               std::uint32_t ctx, std::uint64_t message) {
   r.kind = ReqKind::kRecv;
   r.type = t;
   r.comm = c;
@@ -107,7 +107,8 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
     land = static_cast<std::byte*>(buf) + t->runs[0].offset;
   } else if (std::vector<host::IoRun> runs = n > 0 ? layout_of(buf, count, *t) : std::vector<host::IoRun>{}; !runs.empty()) {
     r.unpack = false;  // scattered by the engine
-    auto er = S().engine->irecvv(runs, src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
+    auto er = message != 0 ? S().engine->imrecvv(message, runs)
+                           : S().engine->irecvv(runs, src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
     if (!er.ok()) return from_status(er.status());
     r.er = std::move(er.value());
     return ok();
@@ -115,7 +116,8 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
     r.tmp.resize(static_cast<std::size_t>(n));
     land = r.tmp.data();
   }
-  auto er = S().engine->irecv(land, static_cast<std::size_t>(n), src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
+  auto er = message != 0 ? S().engine->imrecv(message, land, static_cast<std::size_t>(n))
+                         : S().engine->irecv(land, static_cast<std::size_t>(n), src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
   if (!er.ok()) return from_status(er.status());
   r.er = std::move(er.value());
   return ok();
@@ -517,7 +519,9 @@ AUGUR_MPI_FN(int, Sendrecv_replace,
 // --- probe -----------------------------------------------------------------------------------
 
 namespace {
-Err iprobe_common(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status) {
+// MPI_Iprobe, or with `message` MPI_Improbe: the message is then taken out of matching
+// (Engine::improbe) and *message names it until Mrecv/Imrecv.
+Err probe_common(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status) {
   AUGUR_ERR_RETURN(check_running());
   AUGUR_ERR_RETURN(check_comm(comm));
   const Comm& c = *comm_of(comm);
@@ -527,18 +531,31 @@ Err iprobe_common(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* sta
   if (!((tag >= 0 && tag <= kTagUb) || tag == MPI_ANY_TAG)) return err(MPI_ERR_TAG, "invalid tag " + std::to_string(tag));
   if (source == MPI_PROC_NULL) {
     *flag = 1;
+    if (message != nullptr) *message = MPI_MESSAGE_NO_PROC;
     set_status_empty(status);
     if (!ignore(status)) status->MPI_SOURCE = MPI_PROC_NULL;
     return ok();
   }
   augur::host::Request out;
   const int src = source == MPI_ANY_SOURCE ? augur::host::kAnySource : c.world[static_cast<std::size_t>(source)];
-  auto found = S().engine->iprobe(src, tag, c.p2p_ctx(), &out);
-  if (!found.ok()) return from_status(found.status());
-  *flag = found.value() ? 1 : 0;
+  const std::int32_t etag = tag == MPI_ANY_TAG ? augur::host::kAnyTag : tag;
+  if (message != nullptr) {
+    auto taken = S().engine->improbe(src, etag, c.p2p_ctx(), &out);
+    if (!taken.ok()) return from_status(taken.status());
+    *flag = taken.value() != 0 ? 1 : 0;
+    if (*flag) {
+      *message = S().next_message++;
+      S().messages.emplace(*message, State::Probed{taken.value(), comm, comm_ptr(comm)});
+    }
+  } else {
+    auto found = S().engine->iprobe(src, etag, c.p2p_ctx(), &out);
+    if (!found.ok()) return from_status(found.status());
+    *flag = found.value() ? 1 : 0;
+  }
   if (*flag && !ignore(status)) {
     status->MPI_SOURCE = c.rank_of[static_cast<std::size_t>(out.source)];
     status->MPI_TAG = out.tag;
+    status->MPI_ERROR = MPI_SUCCESS;
     status->augur_cancelled = 0;
     set_count(status, static_cast<std::int64_t>(out.length));
   }
@@ -549,17 +566,82 @@ Err iprobe_common(int source, int tag, MPI_Comm comm, int* flag, MPI_Status* sta
 AUGUR_MPI_FN(int, Iprobe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Status* status),
              (source, tag, comm, flag, status)) {
   if (flag == nullptr) return raise(comm, "MPI_Iprobe", err(MPI_ERR_ARG, "null flag"));
-  AUGUR_MPI_CHECK(comm, "MPI_Iprobe", iprobe_common(source, tag, comm, flag, status));
+  AUGUR_MPI_CHECK(comm, "MPI_Iprobe", probe_common(source, tag, comm, flag, nullptr, status));
   return MPI_SUCCESS;
 }
 
 AUGUR_MPI_FN(int, Probe, (int source, int tag, MPI_Comm comm, MPI_Status* status), (source, tag, comm, status)) {
   int flag = 0;
   for (;;) {
-    AUGUR_MPI_CHECK(comm, "MPI_Probe", iprobe_common(source, tag, comm, &flag, status));
+    AUGUR_MPI_CHECK(comm, "MPI_Probe", probe_common(source, tag, comm, &flag, nullptr, status));
     if (flag) return MPI_SUCCESS;
     AUGUR_MPI_CHECK(comm, "MPI_Probe", spin());
   }
+}
+
+// ---- Matched probe (MPI_Mprobe, MPI_Improbe, MPI_Mrecv, MPI_Imrecv) ----
+// Improbe takes the message out of matching (Engine::improbe); the MPI_Message handle names it
+// until Mrecv/Imrecv receives it, which sets the handle to MPI_MESSAGE_NULL.
+
+namespace {
+// Starts the receive of *message into r; the handle becomes MPI_MESSAGE_NULL. *on: the
+// message's communicator, where errors are raised.
+Err mrecv_start(Req& r, void* buf, int count, MPI_Datatype dt, MPI_Message* message, MPI_Comm* on) {
+  AUGUR_ERR_RETURN(check_running());
+  if (message == nullptr) return err(MPI_ERR_ARG, "null message pointer");
+  const auto it = S().messages.find(*message);
+  const bool no_proc = *message == MPI_MESSAGE_NO_PROC;
+  if (!no_proc && it == S().messages.end()) return err(MPI_ERR_REQUEST, "invalid message handle " + std::to_string(*message));
+  if (!no_proc) *on = it->second.handle;
+  AUGUR_ERR_RETURN(check_count(count));
+  AUGUR_ERR_RETURN(check_type(dt));
+  AUGUR_ERR_RETURN(check_buf(buf, count, *type_of(dt)));
+  *message = MPI_MESSAGE_NULL;
+  if (no_proc) return start_recv(r, buf, count, type_ptr(dt), MPI_PROC_NULL, 0, comm_ptr(MPI_COMM_SELF), 0);
+  const State::Probed m = it->second;
+  S().messages.erase(it);
+  return start_recv(r, buf, count, type_ptr(dt), MPI_ANY_SOURCE, MPI_ANY_TAG, m.comm, m.comm->p2p_ctx(), m.id);
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Improbe, (int source, int tag, MPI_Comm comm, int* flag, MPI_Message* message, MPI_Status* status),
+             (source, tag, comm, flag, message, status)) {
+  if (flag == nullptr || message == nullptr) return raise(comm, "MPI_Improbe", err(MPI_ERR_ARG, "null flag or message"));
+  AUGUR_MPI_CHECK(comm, "MPI_Improbe", probe_common(source, tag, comm, flag, message, status));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Mprobe, (int source, int tag, MPI_Comm comm, MPI_Message* message, MPI_Status* status),
+             (source, tag, comm, message, status)) {
+  if (message == nullptr) return raise(comm, "MPI_Mprobe", err(MPI_ERR_ARG, "null message pointer"));
+  int flag = 0;
+  for (;;) {
+    AUGUR_MPI_CHECK(comm, "MPI_Mprobe", probe_common(source, tag, comm, &flag, message, status));
+    if (flag) return MPI_SUCCESS;
+    AUGUR_MPI_CHECK(comm, "MPI_Mprobe", spin());
+  }
+}
+
+AUGUR_MPI_FN(int, Mrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Status* status),
+             (buf, count, datatype, message, status)) {
+  const char* fn = "MPI_Mrecv";
+  Req r;
+  MPI_Comm on = MPI_COMM_WORLD;
+  AUGUR_MPI_CHECK(on, fn, mrecv_start(r, buf, count, datatype, message, &on));
+  AUGUR_MPI_CHECK(on, fn, wait_req(r));
+  AUGUR_MPI_CHECK(on, fn, req_finish(r, status));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Message* message, MPI_Request* request),
+             (buf, count, datatype, message, request)) {
+  const char* fn = "MPI_Imrecv";
+  if (request == nullptr) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null request pointer"));
+  auto r = std::make_shared<Req>();
+  MPI_Comm on = MPI_COMM_WORLD;
+  AUGUR_MPI_CHECK(on, fn, mrecv_start(*r, buf, count, datatype, message, &on));
+  *request = new_req(std::move(r));
+  return MPI_SUCCESS;
 }
 
 AUGUR_MPI_FN(int, Get_count, (const MPI_Status* status, MPI_Datatype datatype, int* count),

@@ -12,6 +12,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "augur/host/bootstrap.h"
@@ -136,6 +138,14 @@ struct State {
   std::vector<GroupPtr> groups;    // by handle
   std::vector<ReqPtr> reqs;        // by handle
   std::vector<int> free_reqs;      // request handles to reuse
+  // MPI_Improbe's messages by handle (MPI_Message >= 2): the engine's message and the comm.
+  struct Probed {
+    std::uint64_t id;  // Engine::improbe's handle
+    MPI_Comm handle;   // where errors are raised
+    CommPtr comm;
+  };
+  std::unordered_map<int, Probed> messages;
+  int next_message = 2;  // 0: MPI_MESSAGE_NULL, 1: MPI_MESSAGE_NO_PROC
   std::vector<ErrhandlerObj> errhandlers;
   std::vector<UserOp> ops;         // by handle - kFirstUserOp
   std::vector<ReqPtr> background;  // freed active requests, buffered sends
@@ -201,7 +211,8 @@ Err relax();
 Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
                std::uint32_t ctx, bool synchronous = false);
 Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
-               std::uint32_t ctx);
+               std::uint32_t ctx,
+               std::uint64_t message = 0);
 // Is it done (after progress)? Completing unpacks and fills `st` (may be STATUS_IGNORE).
 bool req_done(const Req& r);
 Err req_finish(Req& r, MPI_Status* st);

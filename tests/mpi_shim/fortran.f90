@@ -1,5 +1,5 @@
 ! Fortran callers of augur's MPI through `use mpi`: point-to-point with statuses and Get_count,
-! Waitall/Waitany/Waitsome/Testany (1-based indices), buffered sends, cancellation,
+! Waitall/Waitany/Waitsome/Testany (1-based indices), Mprobe/Mrecv, buffered sends, cancellation,
 ! MPI_IN_PLACE and MPI_STATUS(ES)_IGNORE from the common blocks, collectives checked against
 ! serial references, derived types with INTEGER(KIND=MPI_ADDRESS_KIND) strides, displacements
 ! and extents, Pack/Unpack, groups and Comm_create, cartesian shift and Cart_sub (LOGICAL
@@ -22,7 +22,7 @@ program fortran_conformance
   double precision :: x(8), y(8), t0
   integer :: k, bsize, psize, pos, pos2, newtype, outcount, expect, neven, nodd, sub
   integer :: wgroup, evens, odds, both, rev, gsize, grank, big(1000), kbuf(3), seen(3)
-  integer :: reqs3(3), indices(3), statuses3(MPI_STATUS_SIZE, 3), bl(2), types(2), idispls(3)
+  integer :: msg, reqs3(3), indices(3), statuses3(MPI_STATUS_SIZE, 3), bl(2), types(2), idispls(3)
   integer :: ranks_a(64), ranks_b(64), dims2(2), coords2(2)
   integer(kind=1) :: bbuf(1024), pbuf(256), rpbuf(256)
   integer(kind=MPI_ADDRESS_KIND) :: lb, extent, stride, adispls(2), asize, baseptr
@@ -62,6 +62,13 @@ program fortran_conformance
   call check(idx == 1 .and. jbuf(1) == left, 'waitany index is 1-based')
   call MPI_Recv(jbuf, 1, MPI_INTEGER, MPI_PROC_NULL, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE, ierr)
   call check(ierr == MPI_SUCCESS, 'recv from PROC_NULL with STATUS_IGNORE')
+  ! Matched probe: the message handle is an INTEGER, set to MPI_MESSAGE_NULL by Mrecv.
+  call MPI_Isend(rank, 1, MPI_INTEGER, right, 6, MPI_COMM_WORLD, reqs(1), ierr)
+  call MPI_Mprobe(left, 6, MPI_COMM_WORLD, msg, status, ierr)
+  call check(ierr == MPI_SUCCESS .and. msg /= MPI_MESSAGE_NULL .and. status(MPI_SOURCE) == left, 'mprobe')
+  call MPI_Mrecv(jbuf, 1, MPI_INTEGER, msg, status, ierr)
+  call check(ierr == MPI_SUCCESS .and. jbuf(1) == left .and. msg == MPI_MESSAGE_NULL .and. status(MPI_TAG) == 6, 'mrecv')
+  call MPI_Wait(reqs(1), MPI_STATUS_IGNORE, ierr)
 
   ! Waitsome behind a null request: indices 2 and 3 (1-based), statuses packed in their order,
   ! then MPI_UNDEFINED once every request is null.

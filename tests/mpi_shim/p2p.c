@@ -298,6 +298,100 @@ static void synchronous_mode(void) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* Matched probe: Mprobe/Improbe take the earliest matching message out of matching, so that
+ * only Mrecv/Imrecv on its handle receives it, whatever is received in between; eager and
+ * rendezvous, into a contiguous and a strided buffer; truncation; PROC_NULL; bad handles. */
+static void matched_probe(void) {
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  enum { kBig = 5000 }; /* ints: 20000 bytes, above the eager limit */
+  int a[3] = {g_rank, 1, 2}, b[3] = {g_rank, 3, 4}, c[4] = {10, 11, 12, 13};
+  int* big = malloc(kBig * sizeof(int));
+  int* got_big = malloc(kBig * sizeof(int));
+  for (int i = 0; i < kBig; ++i) big[i] = i * 7 + g_rank;
+  MPI_Request s[5];
+  MPI_Isend(a, 3, MPI_INT, right, 50, MPI_COMM_WORLD, &s[0]);
+  MPI_Isend(b, 3, MPI_INT, right, 50, MPI_COMM_WORLD, &s[1]);
+  MPI_Isend(big, kBig, MPI_INT, right, 51, MPI_COMM_WORLD, &s[2]);
+  MPI_Isend(c, 4, MPI_INT, right, 52, MPI_COMM_WORLD, &s[3]);
+  MPI_Isend(c, 4, MPI_INT, right, 53, MPI_COMM_WORLD, &s[4]);
+
+  MPI_Message m1 = MPI_MESSAGE_NULL, m2 = MPI_MESSAGE_NULL;
+  MPI_Status st;
+  CHECK(MPI_Mprobe(left, 50, MPI_COMM_WORLD, &m1, &st) == MPI_SUCCESS, "mprobe");
+  int count = -1;
+  MPI_Get_count(&st, MPI_INT, &count);
+  CHECK(m1 != MPI_MESSAGE_NULL && st.MPI_SOURCE == left && st.MPI_TAG == 50 && count == 3,
+        "mprobe status: source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, count);
+  /* The second message is still in matching; the first is not. */
+  int flag = 0;
+  while (!flag) MPI_Improbe(left, 50, MPI_COMM_WORLD, &flag, &m2, &st);
+  CHECK(m2 != MPI_MESSAGE_NULL && m2 != m1, "improbe took the second message (handles %d, %d)", m1, m2);
+  MPI_Iprobe(left, 50, MPI_COMM_WORLD, &flag, &st);
+  CHECK(flag == 0, "probed messages are out of matching");
+  /* Received in the other order: each handle names its message. */
+  const MPI_Message m1_was = m1;
+  int x[3] = {-1, -1, -1}, y[3] = {-1, -1, -1};
+  CHECK(MPI_Mrecv(y, 3, MPI_INT, &m2, &st) == MPI_SUCCESS && m2 == MPI_MESSAGE_NULL, "mrecv sets the handle to null");
+  CHECK(MPI_Mrecv(x, 3, MPI_INT, &m1, MPI_STATUS_IGNORE) == MPI_SUCCESS, "mrecv");
+  CHECK(x[0] == left && x[1] == 1 && x[2] == 2 && y[0] == left && y[1] == 3 && y[2] == 4,
+        "matched messages in order: %d %d %d / %d %d %d", x[0], x[1], x[2], y[0], y[1], y[2]);
+  CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 50, "mrecv status: source %d tag %d", st.MPI_SOURCE, st.MPI_TAG);
+
+  /* Rendezvous: a receive posted after the probe cannot take it; Imrecv reads it. */
+  MPI_Message mb;
+  CHECK(MPI_Mprobe(MPI_ANY_SOURCE, 51, MPI_COMM_WORLD, &mb, &st) == MPI_SUCCESS, "mprobe rendezvous");
+  MPI_Get_count(&st, MPI_INT, &count);
+  CHECK(count == kBig && st.MPI_SOURCE == left, "rendezvous probe: count %d source %d", count, st.MPI_SOURCE);
+  MPI_Request r;
+  CHECK(MPI_Imrecv(got_big, kBig, MPI_INT, &mb, &r) == MPI_SUCCESS && mb == MPI_MESSAGE_NULL, "imrecv");
+  CHECK(MPI_Wait(&r, &st) == MPI_SUCCESS, "wait imrecv");
+  MPI_Get_count(&st, MPI_INT, &count);
+  int ok = count == kBig;
+  for (int i = 0; i < kBig; ++i) ok &= got_big[i] == i * 7 + left;
+  CHECK(ok, "rendezvous data through imrecv (count %d)", count);
+
+  /* Into a strided layout: every other int. */
+  MPI_Datatype every_other;
+  MPI_Type_vector(4, 1, 2, MPI_INT, &every_other);
+  MPI_Type_commit(&every_other);
+  int z[8] = {-1, -1, -1, -1, -1, -1, -1, -1};
+  MPI_Message mz;
+  MPI_Mprobe(left, 52, MPI_COMM_WORLD, &mz, MPI_STATUS_IGNORE);
+  CHECK(MPI_Mrecv(z, 1, every_other, &mz, MPI_STATUS_IGNORE) == MPI_SUCCESS, "mrecv strided");
+  CHECK(z[0] == 10 && z[2] == 11 && z[4] == 12 && z[6] == 13 && z[1] == -1 && z[3] == -1 && z[5] == -1 && z[7] == -1,
+        "strided mrecv: %d %d %d %d %d %d %d %d", z[0], z[1], z[2], z[3], z[4], z[5], z[6], z[7]);
+  MPI_Type_free(&every_other);
+
+  /* Truncation is reported and writes nothing past the buffer. */
+  int t[4] = {-1, -1, -1, -1};
+  MPI_Message mt;
+  MPI_Mprobe(left, 53, MPI_COMM_WORLD, &mt, MPI_STATUS_IGNORE);
+  int cls = -1;
+  MPI_Error_class(MPI_Mrecv(t, 2, MPI_INT, &mt, MPI_STATUS_IGNORE), &cls);
+  CHECK(cls == MPI_ERR_TRUNCATE && t[0] == 10 && t[1] == 11 && t[2] == -1 && t[3] == -1, "truncated mrecv: class %d", cls);
+  CHECK(MPI_Waitall(5, s, MPI_STATUSES_IGNORE) == MPI_SUCCESS, "sends of probed messages complete");
+
+  /* PROC_NULL: the no-process message, received at once with an empty status. */
+  MPI_Message mn;
+  CHECK(MPI_Mprobe(MPI_PROC_NULL, 0, MPI_COMM_WORLD, &mn, &st) == MPI_SUCCESS && mn == MPI_MESSAGE_NO_PROC, "mprobe PROC_NULL");
+  CHECK(MPI_Mrecv(t, 4, MPI_INT, &mn, &st) == MPI_SUCCESS && mn == MPI_MESSAGE_NULL && st.MPI_SOURCE == MPI_PROC_NULL,
+        "mrecv of the no-process message: source %d", st.MPI_SOURCE);
+  /* Bad handles: null, received already, never issued. */
+  MPI_Message bad[3] = {MPI_MESSAGE_NULL, m1_was, 12345};
+  for (int i = 0; i < 3; ++i) {
+    MPI_Error_class(MPI_Mrecv(t, 4, MPI_INT, &bad[i], MPI_STATUS_IGNORE), &cls);
+    CHECK(cls == MPI_ERR_REQUEST, "mrecv of bad handle %d: class %d", bad[i], cls);
+  }
+  MPI_Message none = 99;
+  flag = 1;
+  CHECK(MPI_Improbe(left, 54, MPI_COMM_WORLD, &flag, &none, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag == 0, "improbe, nothing sent");
+  free(big);
+  free(got_big);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
   sizes_between_all_pairs();
@@ -310,5 +404,6 @@ int main(int argc, char** argv) {
   buffered();
   cancel_and_free();
   synchronous_mode();
+  matched_probe();
   return finish("p2p");
 }

@@ -174,6 +174,15 @@ class Engine {
   Status relax(int max_ms);
   // MPI_Iprobe: envelope and length of the earliest matching unexpected message, if any.
   Result<bool> iprobe(int source, std::int32_t tag, std::uint32_t context, Request* out);
+  // MPI_Improbe: takes the earliest matching unexpected message out of matching, so that only
+  // imrecv/imrecvv can receive it, and returns its handle (envelope and length in *out), or 0
+  // when none has arrived. A taken message keeps its bounce slot until it is received.
+  Result<std::uint64_t> improbe(int source, std::int32_t tag, std::uint32_t context, Request* out);
+  // MPI_Imrecv: receives a message improbe took (truncation as for irecv). The request is done
+  // at once for an eager message, after the READ for a rendezvous one. An unknown or already
+  // received handle is kInvalidArgument.
+  Result<RequestPtr> imrecv(std::uint64_t message, void* buf, std::size_t len);
+  Result<RequestPtr> imrecvv(std::uint64_t message, std::span<const IoRun> runs);
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
@@ -344,6 +353,7 @@ class Engine {
   void deliver(int peer, const Arrival& a);
   void deliver_eager(int peer, const Arrival& a);
   Status match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag);
+  Result<RequestPtr> receive_taken(std::uint64_t message, const RequestPtr& req, void* buf, std::size_t len);
   Status push_sends(int peer);
   Status fail_peer(int peer, const Status& why);
   Status on_fin(int peer, std::uint32_t rts_seq);
@@ -381,6 +391,9 @@ class Engine {
   nic::RegCacheCounters rcache_sum_;
   std::vector<Peer> peers_;
   MatchQueues<PostedRecv, Incoming> match_;
+  // Messages taken by improbe, until imrecv (id -> message); ids start at 1.
+  std::unordered_map<std::uint64_t, MatchQueues<PostedRecv, Incoming>::Matched> taken_;
+  std::uint64_t next_taken_ = 1;
   std::vector<std::unique_ptr<Read>> reads_;  // index = read cookie; null when free
   std::unordered_map<std::uint32_t, int> peer_of_qp_;
   EngineCounters counters_;

@@ -108,6 +108,10 @@ class MatchQueues {
     return best ? &best->m : nullptr;
   }
 
+  // MPI_Improbe: the earliest-arrived matching message, taken out of the queue (MPI_Mrecv then
+  // receives it; no later receive can match it).
+  std::optional<Matched> take(const Pattern& p) { return take_unexpected(p); }
+
   // MPI_Cancel of a posted receive: true if it was still queued (and now is not).
   template <typename Eq>
   bool cancel(Eq&& is_it) {
