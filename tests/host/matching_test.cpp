@@ -1,6 +1,6 @@
-// MPI matching: hand-worked cases, and a randomized comparison against a naive reference that
-// applies the rules literally (one list of receives in posting order, one of messages in arrival
-// order, linear search).
+// MPI matching: hand-worked cases, and a randomized comparison (posts, arrivals, cancels, takes)
+// against a naive reference that applies the rules literally (one list of receives in posting
+// order, one of messages in arrival order, linear search).
 #include "augur/host/matching.h"
 
 #include <algorithm>
@@ -70,6 +70,24 @@ TEST(Matching, ProbeLeavesTheMessageAndCancelRemovesAReceive) {
   EXPECT_EQ(q.unexpected_count(), 1u);
 }
 
+TEST(Matching, TakeRemovesTheEarliestMatchingMessage) {  // MPI_Improbe
+  Q q;
+  EXPECT_FALSE(q.take(pat(kAnySource, kAnyTag)));
+  EXPECT_FALSE(q.arrive(env(4, 9), "first"));
+  EXPECT_FALSE(q.arrive(env(3, 9), "second"));
+  EXPECT_FALSE(q.arrive(env(4, 9), "third"));
+  auto t = q.take(pat(kAnySource, 9));
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->msg, "first");
+  EXPECT_EQ(t->envelope.source, 4);
+  EXPECT_EQ(q.unexpected_count(), 2u);
+  EXPECT_EQ(q.probe(pat(4, 9))->msg, "third");  // the taken one is out of reach
+  EXPECT_EQ(q.take(pat(4, kAnyTag))->msg, "third");
+  EXPECT_FALSE(q.take(pat(4, 9)));
+  EXPECT_EQ(q.post(pat(kAnySource, 9), 1)->msg, "second");
+  EXPECT_EQ(q.unexpected_count(), 0u);
+}
+
 // The naive reference: MPI's rules applied literally.
 struct Reference {
   struct P { Pattern p; int id; };
@@ -85,6 +103,16 @@ struct Reference {
       }
     }
     posted.push_back({p, id});
+    return -1;
+  }
+  int take(const Pattern& p) {  // MPI_Improbe: returns message id or -1
+    for (auto it = unexpected.begin(); it != unexpected.end(); ++it) {
+      if (p.matches(it->e)) {
+        int m = it->id;
+        unexpected.erase(it);
+        return m;
+      }
+    }
     return -1;
   }
   int arrive(const Envelope& e, int id) {  // returns receive id or -1
@@ -111,13 +139,18 @@ TEST_P(MatchingRandom, AgreesWithTheReferenceOnEveryStep) {
   const auto contexts = static_cast<unsigned>(1 + rng() % 3);
   for (int step = 0; step < 3000; ++step) {
     const auto ctx = static_cast<std::uint32_t>(rng() % contexts);
-    const int op = static_cast<int>(rng() % 11);
-    if (op < 5) {
+    const int op = static_cast<int>(rng() % 12);
+    if (op < 5 || op == 11) {
       Pattern p{ctx, rng() % 4 == 0 ? kAnySource : static_cast<std::int32_t>(rng() % static_cast<unsigned>(sources)),
                 rng() % 4 == 0 ? kAnyTag : static_cast<std::int32_t>(rng() % static_cast<unsigned>(tags))};
-      auto got = q.post(p, step);
-      const int want = ref.post(p, step);
-      ASSERT_EQ(got ? got->msg : -1, want) << "step " << step;
+      if (op == 11) {
+        auto got = q.take(p);
+        ASSERT_EQ(got ? got->msg : -1, ref.take(p)) << "step " << step;
+      } else {
+        auto got = q.post(p, step);
+        const int want = ref.post(p, step);
+        ASSERT_EQ(got ? got->msg : -1, want) << "step " << step;
+      }
     } else if (op < 10) {
       Envelope e{ctx, static_cast<std::int32_t>(rng() % static_cast<unsigned>(sources)),
                  static_cast<std::int32_t>(rng() % static_cast<unsigned>(tags))};
