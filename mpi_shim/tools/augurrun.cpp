@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -160,6 +161,59 @@ struct Host {
   std::string name;      // netns name, or the remote host
   std::uint16_t port = 0;  // remote: its augur-hostd
 };
+
+// What a rank's child runs, all built before fork(): augurrun has threads (the bootstrap
+// server's), so between fork and exec the child may only make async-signal-safe calls. A setenv
+// there deadlocked on a malloc lock another thread held at the fork (seen under ASan).
+struct ExecPlan {
+  std::string path;  // argv[0] resolved against PATH, as execvp would
+  std::vector<std::string> args, env;
+  std::vector<char*> argv, envp;
+  std::string fail;  // "augurrun: rank R: cannot run P: "
+};
+
+std::string find_in_path(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;
+  const char* path = std::getenv("PATH");
+  const std::string dirs = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (std::size_t at = 0; at <= dirs.size();) {
+    const std::size_t end = std::min(dirs.find(':', at), dirs.size());
+    const std::string dir = end > at ? dirs.substr(at, end - at) : ".";
+    if (const std::string full = dir + "/" + name; access(full.c_str(), X_OK) == 0) return full;
+    at = end + 1;
+  }
+  return name;  // execve fails with ENOENT, reported by the child
+}
+
+ExecPlan plan_exec(std::vector<std::string> args, const std::vector<std::string>& set_env, int rank, const char* shown) {
+  ExecPlan e;
+  e.args = std::move(args);
+  e.path = find_in_path(e.args[0]);
+  for (char** v = environ; *v != nullptr; ++v) {
+    const std::string_view kv(*v);
+    const bool replaced = std::any_of(set_env.begin(), set_env.end(), [&](const std::string& s) {
+      return kv.substr(0, kv.find('=') + 1) == std::string_view(s).substr(0, s.find('=') + 1);
+    });
+    if (!replaced) e.env.emplace_back(kv);
+  }
+  e.env.insert(e.env.end(), set_env.begin(), set_env.end());
+  for (auto& a : e.args) e.argv.push_back(a.data());
+  e.argv.push_back(nullptr);
+  for (auto& v : e.env) e.envp.push_back(v.data());
+  e.envp.push_back(nullptr);
+  e.fail = "augurrun: rank " + std::to_string(rank) + ": cannot run " + shown + ": ";
+  return e;
+}
+
+// In the child: only async-signal-safe calls.
+[[noreturn]] void exec_planned(const ExecPlan& e) {
+  execve(e.path.c_str(), e.argv.data(), e.envp.data());
+  const char* why = strerrordesc_np(errno);
+  (void)!write(STDERR_FILENO, e.fail.data(), e.fail.size());
+  if (why != nullptr) (void)!write(STDERR_FILENO, why, std::strlen(why));
+  (void)!write(STDERR_FILENO, "\n", 1);
+  _exit(127);
+}
 
 }  // namespace
 
@@ -319,6 +373,22 @@ int main(int argc, char** argv) {
       std::perror("augurrun: pipe");
       return 1;
     }
+    const Host& host = placed[static_cast<std::size_t>(r) % placed.size()];
+    std::vector<std::string> args;  // what runs the program: itself, ip netns exec, or a proxy
+    if (host.kind == HostKind::kNetns) {
+      args = {"ip", "netns", "exec", host.name};
+    } else if (host.kind == HostKind::kRemote) {
+      args = {"/proc/self/exe", "--rank-proxy", host.name + ":" + std::to_string(host.port)};
+      for (const auto& e : forward_env) {
+        args.emplace_back("--env");
+        args.push_back(e);
+      }
+      args.emplace_back("--");
+    }
+    for (char** p = prog; *p != nullptr; ++p) args.emplace_back(*p);
+    const ExecPlan exec = plan_exec(
+        std::move(args), {"AUGUR_BOOTSTRAP=" + boot, "AUGUR_RANK=" + std::to_string(r), "AUGUR_SIZE=" + std::to_string(n)}, r,
+        prog[0]);
     const pid_t pid = fork();
     if (pid < 0) {
       std::perror("augurrun: fork");
@@ -342,28 +412,7 @@ int main(int argc, char** argv) {
         close(err[0]);
         close(err[1]);
       }
-      setenv("AUGUR_BOOTSTRAP", boot.c_str(), 1);
-      setenv("AUGUR_RANK", std::to_string(r).c_str(), 1);
-      setenv("AUGUR_SIZE", std::to_string(n).c_str(), 1);
-      const Host& host = placed[static_cast<std::size_t>(r) % placed.size()];
-      std::vector<std::string> pre;  // what runs the program: nothing, ip netns exec, or a proxy
-      if (host.kind == HostKind::kNetns) {
-        pre = {"ip", "netns", "exec", host.name};
-      } else if (host.kind == HostKind::kRemote) {
-        pre = {"/proc/self/exe", "--rank-proxy", host.name + ":" + std::to_string(host.port)};
-        for (const auto& e : forward_env) {
-          pre.emplace_back("--env");
-          pre.push_back(e);
-        }
-        pre.emplace_back("--");
-      }
-      std::vector<char*> args;
-      for (auto& p : pre) args.push_back(p.data());
-      for (char** p = prog; *p != nullptr; ++p) args.push_back(*p);
-      args.push_back(nullptr);
-      execvp(args[0], args.data());
-      std::fprintf(stderr, "augurrun: rank %d: cannot run %s: %s\n", r, prog[0], std::strerror(errno));
-      _exit(127);
+      exec_planned(exec);
     }
     Rank& k = ranks[static_cast<std::size_t>(r)];
     k.pid = pid;
