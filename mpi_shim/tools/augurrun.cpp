@@ -20,12 +20,12 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
 
 #include "augur/host/bootstrap.h"
 #include "augur/host/launch.h"
+#include "augur/host/spawn.h"
 #include "augur/settings.h"
 
 namespace {
@@ -161,59 +161,6 @@ struct Host {
   std::string name;      // netns name, or the remote host
   std::uint16_t port = 0;  // remote: its augur-hostd
 };
-
-// What a rank's child runs, all built before fork(): augurrun has threads (the bootstrap
-// server's), so between fork and exec the child may only make async-signal-safe calls. A setenv
-// there deadlocked on a malloc lock another thread held at the fork (seen under ASan).
-struct ExecPlan {
-  std::string path;  // argv[0] resolved against PATH, as execvp would
-  std::vector<std::string> args, env;
-  std::vector<char*> argv, envp;
-  std::string fail;  // "augurrun: rank R: cannot run P: "
-};
-
-std::string find_in_path(const std::string& name) {
-  if (name.find('/') != std::string::npos) return name;
-  const char* path = std::getenv("PATH");
-  const std::string dirs = path != nullptr && *path != '\0' ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (std::size_t at = 0; at <= dirs.size();) {
-    const std::size_t end = std::min(dirs.find(':', at), dirs.size());
-    const std::string dir = end > at ? dirs.substr(at, end - at) : ".";
-    if (const std::string full = dir + "/" + name; access(full.c_str(), X_OK) == 0) return full;
-    at = end + 1;
-  }
-  return name;  // execve fails with ENOENT, reported by the child
-}
-
-ExecPlan plan_exec(std::vector<std::string> args, const std::vector<std::string>& set_env, int rank, const char* shown) {
-  ExecPlan e;
-  e.args = std::move(args);
-  e.path = find_in_path(e.args[0]);
-  for (char** v = environ; *v != nullptr; ++v) {
-    const std::string_view kv(*v);
-    const bool replaced = std::any_of(set_env.begin(), set_env.end(), [&](const std::string& s) {
-      return kv.substr(0, kv.find('=') + 1) == std::string_view(s).substr(0, s.find('=') + 1);
-    });
-    if (!replaced) e.env.emplace_back(kv);
-  }
-  e.env.insert(e.env.end(), set_env.begin(), set_env.end());
-  for (auto& a : e.args) e.argv.push_back(a.data());
-  e.argv.push_back(nullptr);
-  for (auto& v : e.env) e.envp.push_back(v.data());
-  e.envp.push_back(nullptr);
-  e.fail = "augurrun: rank " + std::to_string(rank) + ": cannot run " + shown + ": ";
-  return e;
-}
-
-// In the child: only async-signal-safe calls.
-[[noreturn]] void exec_planned(const ExecPlan& e) {
-  execve(e.path.c_str(), e.argv.data(), e.envp.data());
-  const char* why = strerrordesc_np(errno);
-  (void)!write(STDERR_FILENO, e.fail.data(), e.fail.size());
-  if (why != nullptr) (void)!write(STDERR_FILENO, why, std::strlen(why));
-  (void)!write(STDERR_FILENO, "\n", 1);
-  _exit(127);
-}
 
 }  // namespace
 
@@ -386,9 +333,10 @@ int main(int argc, char** argv) {
       args.emplace_back("--");
     }
     for (char** p = prog; *p != nullptr; ++p) args.emplace_back(*p);
-    const ExecPlan exec = plan_exec(
-        std::move(args), {"AUGUR_BOOTSTRAP=" + boot, "AUGUR_RANK=" + std::to_string(r), "AUGUR_SIZE=" + std::to_string(n)}, r,
-        prog[0]);
+    // Built before fork: augurrun has a thread (the bootstrap server's); see spawn.h.
+    const augur::host::PreparedExec exec(
+        std::move(args), {"AUGUR_BOOTSTRAP=" + boot, "AUGUR_RANK=" + std::to_string(r), "AUGUR_SIZE=" + std::to_string(n)},
+        "augurrun: rank " + std::to_string(r) + ": cannot run " + prog[0] + ": ");
     const pid_t pid = fork();
     if (pid < 0) {
       std::perror("augurrun: fork");
@@ -412,7 +360,7 @@ int main(int argc, char** argv) {
         close(err[0]);
         close(err[1]);
       }
-      exec_planned(exec);
+      exec.exec();
     }
     Rank& k = ranks[static_cast<std::size_t>(r)];
     k.pid = pid;

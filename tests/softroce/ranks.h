@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "augur/host/bootstrap.h"
+#include "augur/host/spawn.h"
 
 namespace augur::host::testing {
 
@@ -75,15 +76,13 @@ inline void run_ranks(int n, const std::function<Status(std::uint16_t port, int 
   std::fflush(nullptr);
   std::vector<pid_t> pids(static_cast<std::size_t>(n));
   for (int r = 0; r < n; ++r) {
+    // Built before fork: the server's thread runs (spawn.h).
+    const PreparedExec exec({"/proc/self/exe", filter, "--gtest_brief=1"},
+                            {"AUGUR_TEST_RANK=" + std::to_string(r), "AUGUR_TEST_PORT=" + std::to_string(server.value()->port())},
+                            "exec of the test binary for rank " + std::to_string(r) + ": ");
     const pid_t pid = fork();
     ASSERT_GE(pid, 0);
-    if (pid == 0) {
-      setenv("AUGUR_TEST_RANK", std::to_string(r).c_str(), 1);
-      setenv("AUGUR_TEST_PORT", std::to_string(server.value()->port()).c_str(), 1);
-      execl("/proc/self/exe", "rank", filter.c_str(), "--gtest_brief=1", static_cast<char*>(nullptr));
-      std::perror("exec of the test binary for a rank");
-      _exit(127);
-    }
+    if (pid == 0) exec.exec();
     pids[static_cast<std::size_t>(r)] = pid;
   }
   for (int r = 0; r < n; ++r) {
