@@ -1393,6 +1393,16 @@ Result<std::vector<IoRun>> normalize(std::span<const IoRun> runs) {
   return out;
 }
 
+// A receive layout: normalized, and within the scatter limit when it is not one run.
+Result<std::vector<IoRun>> receive_runs(std::span<const IoRun> runs, std::uint32_t max_runs) {
+  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, normalize(runs));
+  if (norm.size() > 1 && norm.size() > max_runs) {
+    return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the scatter limit of " +
+                                              std::to_string(max_runs) + ": receive packed");
+  }
+  return norm;
+}
+
 struct PinnedLayout {
   std::vector<nic::RegCache::Handle> pins;
   std::vector<std::uint32_t> keys;  // per run: lkey or rkey
@@ -1470,13 +1480,9 @@ Result<RequestPtr> Engine::isendv(std::span<const IoRun> runs, int dest, std::in
 
 Result<RequestPtr> Engine::irecvv(std::span<const IoRun> runs, int source, std::int32_t tag, std::uint32_t context) {
   AUGUR_RETURN_IF_ERROR(check_recv(source, tag));
-  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, normalize(runs));
+  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, receive_runs(runs, max_layout_runs()));
   if (norm.size() <= 1) {
     return norm.empty() ? irecv(nullptr, 0, source, tag, context) : irecv(norm[0].addr, norm[0].length, source, tag, context);
-  }
-  if (norm.size() > max_layout_runs()) {
-    return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the scatter limit of " +
-                                              std::to_string(max_layout_runs()) + ": receive packed");
   }
   auto req = std::make_shared<Request>();
   req->runs = std::move(norm);
@@ -1489,12 +1495,8 @@ Result<RequestPtr> Engine::irecvv(std::span<const IoRun> runs, int source, std::
 }
 
 Result<RequestPtr> Engine::imrecvv(std::uint64_t message, std::span<const IoRun> runs) {
-  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, normalize(runs));
+  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, receive_runs(runs, max_layout_runs()));
   if (norm.size() <= 1) return norm.empty() ? imrecv(message, nullptr, 0) : imrecv(message, norm[0].addr, norm[0].length);
-  if (norm.size() > max_layout_runs()) {
-    return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the scatter limit of " +
-                                              std::to_string(max_layout_runs()) + ": receive packed");
-  }
   auto req = std::make_shared<Request>();
   req->runs = std::move(norm);
   void* first = req->runs[0].addr;

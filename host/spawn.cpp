@@ -22,7 +22,7 @@ std::string find_in_path(const std::string& name) {
     if (const std::string full = dir + "/" + name; ::access(full.c_str(), X_OK) == 0) return full;
     at = end + 1;
   }
-  return name;  // execve fails with ENOENT, reported by the child
+  return {};  // not found: the child reports ENOENT (never a same-named file in the cwd)
 }
 
 std::string_view name_of(std::string_view kv) { return kv.substr(0, kv.find('=')); }
@@ -31,7 +31,7 @@ std::string_view name_of(std::string_view kv) { return kv.substr(0, kv.find('=')
 
 PreparedExec::PreparedExec(std::vector<std::string> args, const std::vector<std::string>& set_env, std::string fail_prefix)
     : args_(std::move(args)), fail_(std::move(fail_prefix)) {
-  path_ = args_.empty() ? std::string() : find_in_path(args_[0]);
+  path_ = args_.empty() ? std::string() : find_in_path(args_[0]);  // empty: nothing to run
   for (char** v = environ; *v != nullptr; ++v) {
     const std::string_view kv(*v);
     if (std::none_of(set_env.begin(), set_env.end(), [&](const std::string& s) { return name_of(s) == name_of(kv); })) {

@@ -61,6 +61,24 @@ TEST(Spawn, AProgramThatCannotRunExits127WithTheReason) {
   const Outcome not_in_path = run(PreparedExec({"augur-no-such-program-anywhere"}, {}, "x: "));
   EXPECT_TRUE(WIFEXITED(not_in_path.status) && WEXITSTATUS(not_in_path.status) == 127);
   EXPECT_EQ(not_in_path.err, "x: No such file or directory\n");
+  // Not in PATH but in the working directory: not run (execvp would not either).
+  char dir[] = "/tmp/augur-spawn-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string prog = std::string(dir) + "/augur-spawn-cwd-only";
+  const int fd = open(prog.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0755);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(write(fd, "#!/bin/sh\necho ran\n", 19), 19);
+  close(fd);
+  char cwd[4096];
+  ASSERT_NE(getcwd(cwd, sizeof cwd), nullptr);
+  ASSERT_EQ(chdir(dir), 0);
+  const Outcome in_cwd = run(PreparedExec({"augur-spawn-cwd-only"}, {}, "z: "));
+  ASSERT_EQ(chdir(cwd), 0);
+  unlink(prog.c_str());
+  rmdir(dir);
+  EXPECT_TRUE(WIFEXITED(in_cwd.status) && WEXITSTATUS(in_cwd.status) == 127);
+  EXPECT_EQ(in_cwd.out, "");
+  EXPECT_EQ(in_cwd.err, "z: No such file or directory\n");
   const Outcome empty = run(PreparedExec({}, {}, "y: "));
   EXPECT_TRUE(WIFEXITED(empty.status) && WEXITSTATUS(empty.status) == 127);
 }
