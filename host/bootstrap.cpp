@@ -138,7 +138,13 @@ void BootstrapServer::run() {
   std::vector<Conn> conns;
   std::vector<Entry> pending;  // puts since the last fence, delivered with the next FenceDone
   int said_bye = 0;
-  auto deadline = Clock::now() + timeout_;  // for everyone to connect, then for each fence
+  // Deadlines run only while the job waits on the exchange: until every rank has connected, and
+  // from the first FENCE of a round until the round completes. Between fences a rank may compute
+  // for days; its liveness is its connection (EOF when the process dies, keepalive when the host
+  // does), never a timer.
+  const auto connect_deadline = Clock::now() + timeout_;
+  auto fence_deadline = Clock::time_point::max();  // armed by the first FENCE of a round
+  int joined = 0;
 
   // After a failure the server stays up until destroyed: every rank, also one that connects late,
   // is told why the job aborted instead of waiting for its own timeout.
@@ -168,17 +174,24 @@ void BootstrapServer::run() {
     std::vector<pollfd> pfds{{wake_fd_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
     for (const Conn& c : conns) pfds.push_back({c.fd, POLLIN, 0});
     const bool failed_before = !abort_msg.empty();
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-    const int rc = ::poll(pfds.data(), pfds.size(), failed_before ? -1 : static_cast<int>(std::max<long long>(0, left)));
+    const auto deadline = std::min(joined < size_ ? connect_deadline : Clock::time_point::max(), fence_deadline);
+    int wait_ms = -1;
+    if (!failed_before && deadline != Clock::time_point::max()) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      wait_ms = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+    }
+    const int rc = ::poll(pfds.data(), pfds.size(), wait_ms);
     if (rc < 0 && errno == EINTR) continue;
     if (pfds[0].revents) {
       if (!failed_before) fail(Status(Code::kUnavailable, "bootstrap server shut down"));
       break;
     }
-    if (rc == 0) {
-      const std::string who = missing([](const Conn& c) { return c.fenced; });
-      fail(Status(Code::kTimeout, "bootstrap: ranks " + who + " did not connect or fence within " +
-                                      std::to_string(timeout_.count()) + " ms"));
+    if (rc == 0 && !failed_before && Clock::now() >= deadline) {
+      const bool connecting = joined < size_;
+      const std::string who =
+          connecting ? missing([](const Conn&) { return true; }) : missing([](const Conn& c) { return c.fenced; });
+      fail(Status(Code::kTimeout, "bootstrap: ranks " + who + (connecting ? " did not connect" : " did not reach the fence") +
+                                      " within " + std::to_string(timeout_.count()) + " ms"));
       continue;
     }
     const std::size_t polled = pfds.size() - 2;  // connections accepted below were not polled
@@ -187,6 +200,7 @@ void BootstrapServer::run() {
       if (fd >= 0) {
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        tcp::enable_keepalive(fd);
         Conn c;
         c.fd = fd;
         if (failed_before) (void)write_all(fd, abort_msg);
@@ -256,7 +270,7 @@ void BootstrapServer::run() {
         } else if (f.type == wire::MsgType::kFence) {
           if (c.fenced) bad = Status(Code::kProtocol, "second FENCE before the first completed");
           if (!std::any_of(conns.begin(), conns.end(), [](const Conn& o) { return o.fenced; })) {
-            deadline = Clock::now() + timeout_;  // the first rank to fence starts the clock
+            fence_deadline = Clock::now() + timeout_;  // the first rank to fence starts the clock
           }
           c.fenced = true;
         } else if (f.type == wire::MsgType::kBye) {
@@ -285,9 +299,10 @@ void BootstrapServer::run() {
       finish(Status::Ok());
       break;
     }
-    const int joined = static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.rank >= 0; }));
+    joined = std::max(joined, static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.rank >= 0; })));
     const int fenced = static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.fenced; }));
-    if (joined == size_ && fenced == size_) {
+    const int present = static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.rank >= 0; }));
+    if (present == size_ && fenced == size_) {
       Bytes payload;
       for (const Entry& e : pending) append_entry(payload, e);
       pending.clear();
@@ -296,7 +311,7 @@ void BootstrapServer::run() {
         c.fenced = false;
         (void)write_all(c.fd, msg);
       }
-      deadline = Clock::now() + timeout_;
+      fence_deadline = Clock::time_point::max();  // until the next round's first FENCE
     }
   }
   for (Conn& c : conns) ::close(c.fd);
@@ -308,6 +323,7 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::connect(const std::string& h
     return Status(Code::kInvalidArgument, "rank " + std::to_string(rank) + " of a job of " + std::to_string(size));
   }
   AUGUR_ASSIGN_OR_RETURN(int fd, tcp::connect(host, port, timeout, "bootstrap"));
+  tcp::enable_keepalive(fd);  // a launcher whose host vanished is seen, not waited for
   Bytes hello(4);
   wire::put_u32(hello.data(), static_cast<std::uint32_t>(size));
   std::unique_ptr<TcpBootstrap> b(new TcpBootstrap(fd, rank, size, timeout));

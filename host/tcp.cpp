@@ -96,6 +96,17 @@ Result<int> connect(const std::string& host, std::uint16_t port, std::chrono::mi
   }
 }
 
+void enable_keepalive(int fd) {
+  int on = 1, idle = kKeepaliveIdleS, intvl = kKeepaliveIntervalS, cnt = kKeepaliveProbes;
+  unsigned user_timeout_ms = static_cast<unsigned>(1000 * (kKeepaliveIdleS + kKeepaliveIntervalS * kKeepaliveProbes));
+  // Best effort: a socket without these still reports EOF when the peer process dies.
+  (void)::setsockopt(fd, SOL_SOCKET, SO_KEEPALIVE, &on, sizeof on);
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPIDLE, &idle, sizeof idle);
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPINTVL, &intvl, sizeof intvl);
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_KEEPCNT, &cnt, sizeof cnt);
+  (void)::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout_ms, sizeof user_timeout_ms);
+}
+
 Result<std::string> local_address_toward(const std::string& host) {
   AUGUR_ASSIGN_OR_RETURN(sockaddr_in sa, resolve(host, 9, SOCK_DGRAM));
   const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);

@@ -30,6 +30,13 @@ Result<Listener> listen(const std::string& addr, std::uint16_t port, std::string
 // yet. TCP_NODELAY is set: every protocol above is request/response.
 Result<int> connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout, std::string_view what);
 
+// Liveness of a long-lived control connection without a timer above it: TCP keepalive probes
+// after kKeepaliveIdle of silence, kKeepaliveProbes of them kKeepaliveInterval apart, and a bound
+// on unacknowledged data. A rank computing for hours still answers (the kernel does); a host that
+// powered off or lost its link is seen in about 10 s instead of the kernel's default 2 hours.
+inline constexpr int kKeepaliveIdleS = 5, kKeepaliveIntervalS = 1, kKeepaliveProbes = 5;
+void enable_keepalive(int fd);
+
 // The local IPv4 address this host would use to reach `host` (no packet is sent).
 Result<std::string> local_address_toward(const std::string& host);
 

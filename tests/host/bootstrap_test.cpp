@@ -117,8 +117,89 @@ TEST(Bootstrap, MissingRankTimesOutNamingIt) {
   ASSERT_TRUE(b.ok());
   Status s = b.value()->fence();
   EXPECT_EQ(s.code(), Code::kPeerFailure) << s.to_string();
-  EXPECT_NE(s.message().find("ranks 1 did not connect or fence"), std::string::npos) << s.to_string();
+  EXPECT_NE(s.message().find("ranks 1 did not connect within 300 ms"), std::string::npos) << s.to_string();
   EXPECT_EQ(server->wait().code(), Code::kTimeout);
+}
+
+// The deadline covers waiting on the exchange only: a job that computes for many times the
+// timeout between fences (as every real job does between MPI_Init and MPI_Finalize) lives.
+TEST(Bootstrap, JobComputingLongerThanTheTimeoutBetweenFencesLives) {
+  constexpr auto kTimeout = 200ms;
+  auto server = start_server(2, kTimeout);
+  std::vector<std::thread> ranks;
+  std::vector<Status> results(2);
+  for (int r = 0; r < 2; ++r) {
+    ranks.emplace_back([&, r] {
+      results[static_cast<std::size_t>(r)] = [&]() -> Status {
+        AUGUR_ASSIGN_OR_RETURN(auto b, TcpBootstrap::connect("127.0.0.1", server->port(), r, 2, kTimeout));
+        AUGUR_RETURN_IF_ERROR(b->fence());
+        for (int i = 0; i < 10; ++i) {  // 2 s of "computation", alive all along
+          std::this_thread::sleep_for(kTimeout);
+          int dead = -2;
+          AUGUR_RETURN_IF_ERROR(b->check_alive(&dead));
+        }
+        AUGUR_RETURN_IF_ERROR(b->put("k", std::to_string(r)));
+        AUGUR_RETURN_IF_ERROR(b->fence());
+        AUGUR_ASSIGN_OR_RETURN(std::string v, b->get(1 - r, "k"));
+        if (v != std::to_string(1 - r)) return Status(Code::kInternal, "wrong value " + v);
+        return Status::Ok();
+      }();
+    });
+  }
+  for (auto& t : ranks) t.join();
+  for (const Status& s : results) EXPECT_TRUE(s.ok()) << s.to_string();
+  EXPECT_TRUE(server->wait().ok());
+}
+
+// Once one rank is in a fence, the deadline runs: a rank that never arrives is named.
+TEST(Bootstrap, RankThatNeverReachesTheFenceIsCaughtAfterALongJob) {
+  constexpr auto kTimeout = 200ms;
+  auto server = start_server(2, kTimeout);
+  Status first, late;
+  std::thread r1([&] {
+    auto b = TcpBootstrap::connect("127.0.0.1", server->port(), 1, 2, kTimeout);
+    ASSERT_TRUE(b.ok());
+    ASSERT_TRUE(b.value()->fence().ok());
+    std::this_thread::sleep_for(1500ms);  // computes past the timeout, then hangs: never fences again
+    int dead = -2;
+    late = b.value()->check_alive(&dead);
+  });
+  auto b0 = TcpBootstrap::connect("127.0.0.1", server->port(), 0, 2, kTimeout);
+  ASSERT_TRUE(b0.ok());
+  ASSERT_TRUE(b0.value()->fence().ok());
+  std::this_thread::sleep_for(4 * kTimeout);  // longer than the timeout: nothing may fire yet
+  int dead = -2;
+  EXPECT_TRUE(b0.value()->check_alive(&dead).ok());
+  first = b0.value()->fence();
+  r1.join();
+  EXPECT_EQ(first.code(), Code::kPeerFailure) << first.to_string();
+  EXPECT_NE(first.message().find("ranks 1 did not reach the fence within 200 ms"), std::string::npos) << first.to_string();
+  EXPECT_EQ(late.code(), Code::kPeerFailure) << late.to_string();  // the laggard learns the job is over
+  EXPECT_EQ(server->wait().code(), Code::kTimeout);
+}
+
+// Between fences, a rank that dies is seen through its connection, long after any deadline.
+TEST(Bootstrap, RankDyingLongAfterTheLastFenceIsReported) {
+  constexpr auto kTimeout = 200ms;
+  auto server = start_server(2, kTimeout);
+  int raw = raw_connect(server->port());
+  raw_send(raw, wire::MsgType::kHello, 1, hello_payload(2));
+  raw_send(raw, wire::MsgType::kFence, 1, {});
+  auto b = TcpBootstrap::connect("127.0.0.1", server->port(), 0, 2, kTimeout);
+  ASSERT_TRUE(b.ok());
+  ASSERT_TRUE(b.value()->fence().ok());
+  std::this_thread::sleep_for(5 * kTimeout);
+  int dead = -2;
+  ASSERT_TRUE(b.value()->check_alive(&dead).ok());
+  ::close(raw);  // rank 1's process ends without BYE
+  Status s;
+  for (int i = 0; i < 200 && s.ok(); ++i) {
+    std::this_thread::sleep_for(10ms);
+    s = b.value()->check_alive(&dead);
+  }
+  EXPECT_EQ(s.code(), Code::kPeerFailure) << s.to_string();
+  EXPECT_EQ(dead, 1);
+  EXPECT_EQ(server->wait().code(), Code::kPeerFailure);
 }
 
 TEST(Bootstrap, MalformedMessageFromARankAbortsTheJob) {
