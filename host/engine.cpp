@@ -273,6 +273,10 @@ std::string Engine::stats_line() const {
   kv("credits_rearmed", c.credits_rearmed);
   kv("sge_sends", c.sge_sends);
   kv("sge_recvs", c.sge_recvs);
+  kv("rcache_evictions", rc.evictions);
+  kv("rcache_refused", rc.refused);
+  kv("rcache_peak_bytes", rc.peak_bytes);
+  kv("rcache_peak_entries", rc.peak_entries);
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
   return s;
@@ -299,6 +303,9 @@ nic::RegCacheCounters Engine::rcache_sum() const {
   c.invalidations += r.invalidations;
   c.releases += r.releases;
   c.refused += r.refused;
+  // Each cache has its own bound: the larger peak is what to compare with it.
+  c.peak_bytes = std::max(c.peak_bytes, r.peak_bytes);
+  c.peak_entries = std::max(c.peak_entries, r.peak_entries);
   return c;
 }
 

@@ -73,11 +73,20 @@ Result<RegCache::Handle> RegCache::acquire(const void* addr, std::size_t length)
   const std::size_t len = page_up(lo + length) - a;
   if (len > limits_.max_bytes || !evict_for(len)) {
     ++counters_.refused;
-    return Status(Code::kResourceExhausted,
-                  "registration cache full: " + std::to_string(len) + " more bytes would pass its bound of " +
-                      std::to_string(limits_.max_bytes) + " bytes / " + std::to_string(limits_.max_entries) +
-                      " regions (" + std::to_string(bytes_) + " bytes in " + std::to_string(index_.size()) +
-                      " regions, the rest in use)");
+    // Names the bound that refused and its setting, so the message says what to raise.
+    const std::string in_use = " (" + std::to_string(bytes_) + " bytes in " + std::to_string(index_.size()) +
+                               " regions are registered, all in use)";
+    std::string why;
+    if (len > limits_.max_bytes) {
+      why = "a region of " + std::to_string(len) + " bytes is larger than AUGUR_RCACHE_MAX_BYTES=" +
+            std::to_string(limits_.max_bytes);
+    } else if (bytes_ + len > limits_.max_bytes) {
+      why = std::to_string(len) + " more bytes would pass AUGUR_RCACHE_MAX_BYTES=" + std::to_string(limits_.max_bytes) +
+            in_use;
+    } else {
+      why = "one more region would pass AUGUR_RCACHE_MAX_ENTRIES=" + std::to_string(limits_.max_entries) + in_use;
+    }
+    return Status(Code::kResourceExhausted, "registration cache full: " + why);
   }
   watch_.watch(a, a + len);  // before registering: a release from now on is seen
   AUGUR_ASSIGN_OR_RETURN(Registration reg, register_(a, len));
@@ -88,6 +97,8 @@ Result<RegCache::Handle> RegCache::acquire(const void* addr, std::size_t length)
   index_.emplace(a, std::move(owned));
   bytes_ += len;
   max_len_ = std::max(max_len_, len);
+  counters_.peak_bytes = std::max<std::uint64_t>(counters_.peak_bytes, bytes_);
+  counters_.peak_entries = std::max<std::uint64_t>(counters_.peak_entries, index_.size());
   return Handle(this, e);
 }
 

@@ -89,7 +89,11 @@ TEST(RegCache, PinnedRegionsAreNeverEvictedAndAFullCacheRefuses) {
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.status().code(), Code::kResourceExhausted);
   EXPECT_NE(c.status().message().find("registration cache full"), std::string::npos);
+  EXPECT_NE(c.status().message().find("4096 more bytes would pass AUGUR_RCACHE_MAX_BYTES=16384"), std::string::npos)
+      << c.status().message();
   EXPECT_EQ(cache.counters().refused, 1u);
+  EXPECT_EQ(cache.counters().peak_bytes, 4u * 4096);
+  EXPECT_EQ(cache.counters().peak_entries, 2u);
   EXPECT_EQ(dev.live, 2);
   a.value().reset();  // unpinned: may now be evicted
   auto d = cache.acquire(arena + 16 * 4096, 1);
@@ -98,6 +102,27 @@ TEST(RegCache, PinnedRegionsAreNeverEvictedAndAFullCacheRefuses) {
   EXPECT_LE(cache.bytes(), 4u * 4096);
   auto huge = cache.acquire(arena, 5 * 4096);
   EXPECT_EQ(huge.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(huge.status().message().find("a region of 20480 bytes is larger than AUGUR_RCACHE_MAX_BYTES=16384"),
+            std::string::npos)
+      << huge.status().message();
+  EXPECT_LE(cache.counters().peak_bytes, 4u * 4096);
+}
+
+TEST(RegCache, AFullEntryBoundRefusesNamingItsSetting) {
+  FakeDevice dev;
+  RegCache cache(dev.fn(), {.max_bytes = 1 << 30, .max_entries = 2});
+  auto a = cache.acquire(arena, 1);
+  auto b = cache.acquire(arena + 4 * 4096, 1);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto c = cache.acquire(arena + 8 * 4096, 1);
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().code(), Code::kResourceExhausted);
+  EXPECT_NE(c.status().message().find("one more region would pass AUGUR_RCACHE_MAX_ENTRIES=2"), std::string::npos)
+      << c.status().message();
+  b.value().reset();
+  ASSERT_TRUE(cache.acquire(arena + 8 * 4096, 1).ok());  // the unpinned one is evicted for it
+  EXPECT_EQ(cache.counters().peak_entries, 2u);
+  EXPECT_EQ(cache.counters().evictions, 1u);
 }
 
 TEST(RegCache, InvalidateDropsOverlappingRegionsAndDefersPinnedOnes) {

@@ -45,6 +45,8 @@ struct RegCacheCounters {
   std::uint64_t invalidations = 0;
   std::uint64_t refused = 0;  // requests that would have crossed a bound
   std::uint64_t releases = 0;  // ranges the program gave back to the kernel that touched the cache
+  std::uint64_t peak_bytes = 0;    // most bytes registered at once (never past max_bytes)
+  std::uint64_t peak_entries = 0;  // most regions registered at once (never past max_entries)
 };
 
 class RegCache {
