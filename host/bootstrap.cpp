@@ -26,58 +26,17 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using Bytes = std::vector<unsigned char>;
 
-Bytes frame(wire::MsgType type, std::uint32_t rank, const Bytes& payload) {
-  Bytes out(sizeof(wire::Header) + payload.size());
-  wire::put_u32(out.data(), wire::Header::kMagic);
-  out[4] = static_cast<unsigned char>(type);
-  wire::put_u32(out.data() + 8, rank);
-  wire::put_u32(out.data() + 12, static_cast<std::uint32_t>(payload.size()));
-  std::copy(payload.begin(), payload.end(), out.begin() + sizeof(wire::Header));
-  return out;
-}
-
 Status write_all(int fd, const Bytes& b) { return tcp::write_all(fd, b, "bootstrap"); }
 
-struct Frame {
-  wire::MsgType type;
-  std::uint32_t rank;
-  Bytes payload;
-};
-
-// Takes one complete frame off the front of `in`, if there is one. Malformed headers are kProtocol.
-Result<bool> take_frame(Bytes& in, Frame& out) {
-  if (in.size() < sizeof(wire::Header)) return false;
-  if (wire::get_u32(in.data()) != wire::Header::kMagic) return Status(Code::kProtocol, "bad magic");
-  const std::uint8_t type = in[4];
-  if (type < 1 || type > 6) return Status(Code::kProtocol, "unknown message type " + std::to_string(type));
-  const std::uint32_t len = wire::get_u32(in.data() + 12);
-  if (len > wire::kMaxPayload) return Status(Code::kProtocol, "payload of " + std::to_string(len) + " bytes");
-  if (in.size() < sizeof(wire::Header) + len) return false;
-  out.type = static_cast<wire::MsgType>(type);
-  out.rank = wire::get_u32(in.data() + 8);
-  out.payload.assign(in.begin() + sizeof(wire::Header), in.begin() + static_cast<std::ptrdiff_t>(sizeof(wire::Header) + len));
-  in.erase(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(sizeof(wire::Header) + len));
-  return true;
-}
+using wire::frame;  // the codec lives in bootstrap_wire.h (tests/fuzz drives it)
+using wire::Frame;
+using wire::take_frame;
 
 // Reads whatever is available (after poll said so); 0 bytes read means the peer closed.
 Result<std::size_t> read_some(int fd, Bytes& in) { return tcp::read_some(fd, in, "bootstrap"); }
 
-struct Entry {
-  std::uint32_t rank;
-  std::string key;
-  std::string value;
-};
-
-void append_entry(Bytes& out, const Entry& e) {
-  const std::size_t at = out.size();
-  out.resize(at + 10 + e.key.size() + e.value.size());
-  wire::put_u32(&out[at], e.rank);
-  wire::put_u16(&out[at + 4], static_cast<std::uint16_t>(e.key.size()));
-  wire::put_u32(&out[at + 6], static_cast<std::uint32_t>(e.value.size()));
-  std::memcpy(&out[at + 10], e.key.data(), e.key.size());
-  std::memcpy(&out[at + 10 + e.key.size()], e.value.data(), e.value.size());
-}
+using wire::append_entry;
+using wire::Entry;
 
 Status check_key_value(std::size_t key_len, std::size_t value_len) {
   if (key_len == 0 || key_len > kMaxKeyBytes) return Status(Code::kInvalidArgument, "key length " + std::to_string(key_len) + " not in [1, 256]");
@@ -387,22 +346,9 @@ Status TcpBootstrap::fence() {
     return Status(Code::kPeerFailure, "job aborted: " + std::string(f.payload.begin(), f.payload.end()));
   }
   if (f.type != wire::MsgType::kFenceDone) return Status(Code::kProtocol, "bootstrap: unexpected reply to FENCE");
-  const unsigned char* p = f.payload.data();
-  std::size_t left = f.payload.size();
-  while (left > 0) {
-    if (left < 10) return Status(Code::kProtocol, "bootstrap: truncated entry");
-    const std::uint32_t r = wire::get_u32(p);
-    const std::size_t kl = wire::get_u16(p + 4);
-    const std::size_t vl = wire::get_u32(p + 6);
-    if (r >= static_cast<std::uint32_t>(size_) || kl > left - 10 || vl > left - 10 - kl) {
-      return Status(Code::kProtocol, "bootstrap: entry out of range");
-    }
-    kv_[{static_cast<int>(r), std::string(reinterpret_cast<const char*>(p + 10), kl)}] =
-        std::string(reinterpret_cast<const char*>(p + 10 + kl), vl);
-    p += 10 + kl + vl;
-    left -= 10 + kl + vl;
-  }
-  return Status::Ok();
+  return wire::parse_fence_done(f.payload, static_cast<std::uint32_t>(size_), [this](Entry&& e) {
+    kv_[{static_cast<int>(e.rank), std::move(e.key)}] = std::move(e.value);
+  });
 }
 
 Status TcpBootstrap::check_alive(int* dead_rank) {

@@ -24,40 +24,12 @@ namespace {
 using tcp::Bytes;
 using Clock = std::chrono::steady_clock;
 
-Bytes frame(FrameType type, const unsigned char* data, std::size_t n) {
-  Bytes out(sizeof(FrameHeader) + n);
-  tcp::put_u32(out.data(), FrameHeader::kMagic);
-  out[4] = static_cast<unsigned char>(type);
-  tcp::put_u32(out.data() + 8, static_cast<std::uint32_t>(n));
-  if (n > 0) std::memcpy(out.data() + sizeof(FrameHeader), data, n);
-  return out;
-}
+Bytes frame(FrameType type, const unsigned char* data, std::size_t n) { return encode_frame(type, {data, n}); }
 
 Bytes u32_frame(FrameType type, std::uint32_t v) {
   unsigned char b[4];
   tcp::put_u32(b, v);
   return frame(type, b, 4);
-}
-
-struct Frame {
-  FrameType type;
-  Bytes payload;
-};
-
-// Takes one complete frame off the front of `in` if there is one; bad headers are kProtocol.
-Result<std::optional<Frame>> take_frame(Bytes& in) {
-  if (in.size() < sizeof(FrameHeader)) return std::optional<Frame>();
-  if (tcp::get_u32(in.data()) != FrameHeader::kMagic) return Status(Code::kProtocol, "launch frame: bad magic");
-  const std::uint8_t type = in[4];
-  if (type < 1 || type > 6) return Status(Code::kProtocol, "launch frame: unknown type " + std::to_string(type));
-  const std::uint32_t len = tcp::get_u32(in.data() + 8);
-  const std::uint32_t max = static_cast<FrameType>(type) == FrameType::kLaunch ? kMaxRequestBytes : kMaxDataBytes;
-  if (len > max) return Status(Code::kProtocol, "launch frame: payload of " + std::to_string(len) + " bytes");
-  if (in.size() < sizeof(FrameHeader) + len) return std::optional<Frame>();
-  const auto body = in.begin() + static_cast<std::ptrdiff_t>(sizeof(FrameHeader));
-  Frame f{static_cast<FrameType>(type), Bytes(body, body + len)};
-  in.erase(in.begin(), body + len);
-  return std::optional<Frame>(std::move(f));
 }
 
 void put_string(Bytes& out, const std::string& s) {
@@ -223,6 +195,30 @@ int handle_connection(int fd, const std::string& token, const std::string& peer)
 }
 
 }  // namespace
+
+std::vector<unsigned char> encode_frame(FrameType type, std::span<const unsigned char> payload) {
+  Bytes out(sizeof(FrameHeader) + payload.size());
+  tcp::put_u32(out.data(), FrameHeader::kMagic);
+  out[4] = static_cast<unsigned char>(type);
+  tcp::put_u32(out.data() + 8, static_cast<std::uint32_t>(payload.size()));
+  if (!payload.empty()) std::memcpy(out.data() + sizeof(FrameHeader), payload.data(), payload.size());
+  return out;
+}
+
+Result<std::optional<Frame>> take_frame(Bytes& in) {
+  if (in.size() < sizeof(FrameHeader)) return std::optional<Frame>();
+  if (tcp::get_u32(in.data()) != FrameHeader::kMagic) return Status(Code::kProtocol, "launch frame: bad magic");
+  const std::uint8_t type = in[4];
+  if (type < 1 || type > 6) return Status(Code::kProtocol, "launch frame: unknown type " + std::to_string(type));
+  const std::uint32_t len = tcp::get_u32(in.data() + 8);
+  const std::uint32_t max = static_cast<FrameType>(type) == FrameType::kLaunch ? kMaxRequestBytes : kMaxDataBytes;
+  if (len > max) return Status(Code::kProtocol, "launch frame: payload of " + std::to_string(len) + " bytes");
+  if (in.size() < sizeof(FrameHeader) + len) return std::optional<Frame>();
+  const auto body = in.begin() + static_cast<std::ptrdiff_t>(sizeof(FrameHeader));
+  Frame f{static_cast<FrameType>(type), Bytes(body, body + len)};
+  in.erase(in.begin(), body + len);
+  return std::optional<Frame>(std::move(f));
+}
 
 std::vector<unsigned char> encode(const Request& r) {
   Bytes out;

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,6 +45,16 @@ static_assert(offsetof(FrameHeader, length) == 8);
 inline constexpr std::uint32_t kMaxRequestBytes = 1u << 20;
 inline constexpr std::uint32_t kMaxDataBytes = 64u << 10;
 inline constexpr std::size_t kMaxStrings = 8192;
+
+struct Frame {
+  FrameType type;
+  std::vector<unsigned char> payload;
+};
+// A frame's bytes: header and payload.
+std::vector<unsigned char> encode_frame(FrameType type, std::span<const unsigned char> payload);
+// Takes one complete frame off the front of `in` if there is one (nullopt: not yet); a bad magic,
+// type or oversized length is kProtocol.
+Result<std::optional<Frame>> take_frame(std::vector<unsigned char>& in);
 
 struct Request {
   std::string token;              // must equal the daemon's AUGUR_HOSTD_TOKEN when it has one
