@@ -34,6 +34,22 @@ elseif(NOT AUGUR_SANITIZE STREQUAL "")
   message(FATAL_ERROR "AUGUR_SANITIZE must be '', 'address' or 'thread', not '${AUGUR_SANITIZE}'")
 endif()
 
+# libFuzzer harnesses (tests/fuzz, docs/fuzzing.md): clang only. Every object gets coverage
+# counters and ASan+UBSan so the fuzzer sees into the parsers; only the harnesses link its main.
+option(AUGUR_FUZZ "Build the libFuzzer harnesses in tests/fuzz (clang only)" OFF)
+set(AUGUR_FUZZ_ACTIVE OFF)
+if(AUGUR_FUZZ)
+  if(NOT CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
+    message(WARNING "AUGUR_FUZZ needs clang (libFuzzer); the fuzz harnesses are not built (try: cmake --preset fuzz)")
+  elseif(NOT AUGUR_SANITIZE STREQUAL "")
+    message(FATAL_ERROR "AUGUR_FUZZ brings its own sanitizers; leave AUGUR_SANITIZE empty")
+  else()
+    set(AUGUR_FUZZ_ACTIVE ON)
+    add_compile_options("$<$<COMPILE_LANGUAGE:C,CXX>:-fsanitize=fuzzer-no-link,address,undefined;-fno-omit-frame-pointer;-fno-sanitize-recover=undefined>")
+    add_link_options("$<$<LINK_LANGUAGE:C,CXX>:-fsanitize=address,undefined>")
+  endif()
+endif()
+
 function(augur_target_defaults target)
   target_link_libraries(${target} PRIVATE augur_warnings)
   if(AUGUR_LTO_ACTIVE)  # GCC's linker plugin would optimise fat LTO objects at every link otherwise
