@@ -212,8 +212,10 @@ Result<Message> parse_short_eager(std::span<const std::byte> in, const MsgExpect
     return bad("message header", "sequence low byte " + std::to_string(seq_low) + ", expected " +
                                      std::to_string(expect.seq & 0xff));
   }
-  if (in.size() > expect.slot_bytes - sizeof(MsgHeader) + sizeof(ShortEagerHeader)) {
-    return bad("message header", "eager payload larger than the slot's eager limit");  // the slot fits a full header
+  // The slot fits a full header: the eager limit is slot_bytes - 24 (added, not subtracted, so
+  // that a slot under 24 bytes admits no payload instead of wrapping around; found by fuzzing).
+  if (in.size() - sizeof(ShortEagerHeader) + sizeof(MsgHeader) > expect.slot_bytes) {
+    return bad("message header", "eager payload larger than the slot's eager limit");
   }
   h.src = expect.src;
   h.seq = expect.seq;

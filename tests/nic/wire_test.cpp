@@ -244,6 +244,20 @@ TEST(MsgHeaderWire, ShortEagerHeaderRejectsWhatAPeerMustNotSend) {
   rejects(sent_slot(h, 8200), kExpect, "larger than its slot");
 }
 
+// Found by tests/fuzz/msg_header_fuzz: with a slot under 16 bytes the eager-limit bound wrapped
+// around and a short eager header was accepted in a slot too small for any payload.
+TEST(MsgHeaderWire, ShortEagerHeaderInASlotTooSmallForAFullHeaderIsRejected) {
+  const std::vector<std::byte> slot = {std::byte{0x08}, std::byte{0x29}, std::byte{0x00}, std::byte{0x05},
+                                       std::byte{0x00}, std::byte{0x00}, std::byte{0x00}, std::byte{0x00}};
+  for (std::uint32_t slot_bytes : {8u, 15u, 16u, 23u}) {
+    auto m = parse_message(slot, MsgExpect{.src = 3, .seq = 41, .slot_bytes = slot_bytes});
+    ASSERT_FALSE(m.ok()) << slot_bytes;
+    EXPECT_EQ(m.status().code(), Code::kProtocol);
+    EXPECT_NE(m.status().message().find("eager limit"), std::string::npos) << m.status().message();
+  }
+  EXPECT_TRUE(parse_message(slot, MsgExpect{.src = 3, .seq = 41, .slot_bytes = 24}).ok());  // no payload fits
+}
+
 // Each corruption a faulty or hostile peer could send is rejected, naming the problem.
 TEST(MsgHeaderWire, RejectsWhatAPeerMustNotSend) {
   struct Case {
