@@ -1,9 +1,14 @@
 // Remote launch (host/augur/host/launch.h): the request codec, and a daemon on loopback running
 // real processes: output and exit status come back, signals are forwarded, a wrong token is
-// refused, and a launcher that dies takes its rank with it.
+// refused, oversized and malformed frames are refused while the daemon keeps serving, and a
+// launcher that dies takes its rank with it.
 #include "augur/host/launch.h"
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -14,6 +19,7 @@
 #include <fstream>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -187,6 +193,81 @@ TEST_F(DaemonTest, ARankDiesWithItsLauncher) {
   EXPECT_TRUE(gone) << "rank " << rank << " outlived its launcher";
   std::remove(pidfile.c_str());
   rmdir(dir);
+}
+
+
+// Raw bytes to the daemon, as a hostile or broken launcher would send them; returns what the
+// daemon answers before it closes the connection (bounded: 10 s without a byte fails).
+std::string send_raw(std::uint16_t port, const std::vector<unsigned char>& bytes) {
+  const int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return "socket failed";
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(port);
+  inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  timeval tv{10, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string got;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0) {
+    got = "connect failed";
+  } else if (write(fd, bytes.data(), bytes.size()) == static_cast<ssize_t>(bytes.size())) {
+    char b[4096];
+    ssize_t n;
+    while ((n = read(fd, b, sizeof b)) > 0) got.append(b, static_cast<std::size_t>(n));
+    if (n < 0) got += "<timed out>";
+  }
+  close(fd);
+  return got;
+}
+
+std::vector<unsigned char> header(std::uint32_t magic, std::uint8_t type, std::uint32_t length) {
+  std::vector<unsigned char> h(sizeof(FrameHeader), 0);
+  auto be = [&h](std::size_t at, std::uint32_t v) {
+    for (int i = 0; i < 4; ++i) h[at + static_cast<std::size_t>(i)] = static_cast<unsigned char>(v >> (24 - 8 * i));
+  };
+  be(0, magic);
+  h[4] = type;
+  be(8, length);
+  return h;
+}
+
+// An error frame (type 6) whose text contains `what`, and nothing after it.
+void expect_refusal(const std::string& reply, const std::string& what) {
+  ASSERT_GE(reply.size(), sizeof(FrameHeader)) << "no answer: " << reply;
+  EXPECT_EQ(6, static_cast<unsigned char>(reply[4])) << "not an error frame";
+  const std::size_t len = (std::size_t{static_cast<unsigned char>(reply[8])} << 24) |
+                          (std::size_t{static_cast<unsigned char>(reply[9])} << 16) |
+                          (std::size_t{static_cast<unsigned char>(reply[10])} << 8) | static_cast<unsigned char>(reply[11]);
+  EXPECT_EQ(reply.size(), sizeof(FrameHeader) + len) << "bytes after the error frame";
+  EXPECT_NE(reply.find(what), std::string::npos) << reply.substr(sizeof(FrameHeader));
+}
+
+TEST_F(DaemonTest, RefusesOversizedAndMalformedFramesAndKeepsServing) {
+  start("s3cret");
+  // A launch frame claiming 4 GiB - 1 and one claiming one byte over the 1 MiB bound: refused
+  // from the header, before any payload is read or memory reserved for it.
+  expect_refusal(send_raw(port_, header(FrameHeader::kMagic, 1, 0xffffffffu)), "payload of 4294967295 bytes");
+  expect_refusal(send_raw(port_, header(FrameHeader::kMagic, 1, kMaxRequestBytes + 1)),
+                 "payload of " + std::to_string(kMaxRequestBytes + 1) + " bytes");
+  // A signal frame over its 64 KiB bound, bad magic, an unknown type, a first frame that is not
+  // a launch request.
+  expect_refusal(send_raw(port_, header(FrameHeader::kMagic, 2, kMaxDataBytes + 1)), "payload of");
+  expect_refusal(send_raw(port_, header(0x47455420, 1, 0)), "bad magic");  // "GET "
+  expect_refusal(send_raw(port_, header(FrameHeader::kMagic, 9, 0)), "unknown type 9");
+  auto sig = header(FrameHeader::kMagic, 2, 4);
+  sig.insert(sig.end(), {0, 0, 0, 15});
+  expect_refusal(send_raw(port_, sig), "first frame is not a launch request");
+  // Well-formed requests with wrong tokens, several in a row.
+  for (int i = 0; i < 3; ++i) {
+    Out o = run(Request{"guess" + std::to_string(i), "", {"/bin/true"}, {}});
+    ASSERT_FALSE(o.status.ok());
+    EXPECT_NE(o.status.status().to_string().find("AUGUR_HOSTD_TOKEN"), std::string::npos);
+  }
+  // The daemon still serves.
+  Out good = run(Request{"s3cret", "", {"/bin/sh", "-c", "echo still here"}, {}});
+  ASSERT_TRUE(good.status.ok()) << good.status.status().to_string();
+  EXPECT_TRUE(WIFEXITED(good.status.value()) && WEXITSTATUS(good.status.value()) == 0);
+  EXPECT_EQ("still here\n", good.out);
 }
 
 }  // namespace
