@@ -18,7 +18,12 @@ for limit in default 64 0; do
   cat "$out"
   [ $rc -eq 0 ] || { echo "FAILED: noncontig (AUGUR_SGE_MAX_RUNS=$limit) exited with $rc"; rm -f "$out"; exit 1; }
   awk -v limit=$([ $limit = default ] && echo 16 || echo $limit) '
-    function kvs(arr,   i, kv) { delete arr; for (i = 2; i <= NF; ++i) { split($i, kv, "="); arr[kv[1]] = kv[2] } }
+    # A key missing from a line fails (awk would read it as "", equal to another missing one).
+    function kvs(arr,   i, kv, k, need) {
+      delete arr; for (i = 2; i <= NF; ++i) { split($i, kv, "="); arr[kv[1]] = kv[2] }
+      split("rank sge_sends sge_recvs", need, " ")
+      for (k = 1; k <= 3; ++k) if (!(need[k] in arr)) { printf "FAILED: no %s in: %s\n", need[k], $0; bad = 1 }
+    }
     /^noncontig-expect / { kvs(e); want_s[e["rank"]] = e["sge_sends"]; want_r[e["rank"]] = e["sge_recvs"] }
     /^augur-stats / { kvs(s); got_s[s["rank"]] = s["sge_sends"]; got_r[s["rank"]] = s["sge_recvs"] }
     END {

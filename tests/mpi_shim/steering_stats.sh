@@ -17,10 +17,15 @@ cat "$out"
 [ $rc -eq 0 ] || { echo "FAILED: PES exited with $rc"; exit 1; }
 want_hosts=1
 case "${AUGUR_HOSTS:-}" in *,*) want_hosts=2 ;; esac
+# Every key read must be on the line: awk reads a missing one as "", which passes "==" checks.
 awk -v n="$n" -v want_hosts=$want_hosts '
+  BEGIN { nk = split("rank host direct_msgs bounce_msgs rndv_msgs pred_hits credits_used credits_revoked credits_issued", keys, " ") }
   /^augur-stats / {
     delete s
     for (i = 2; i <= NF; ++i) { split($i, kv, "="); s[kv[1]] = kv[2] }
+    missing = 0
+    for (k = 1; k <= nk; ++k) if (!(keys[k] in s)) { printf "FAILED: no %s in: %s\n", keys[k], $0; missing = bad = 1 }
+    if (missing) next
     r = s["rank"]; seen[r] = 1
     if (s["direct_msgs"] <= 0) { printf "FAILED: rank %d placed no message directly\n", r; bad = 1 }
     if (s["pred_hits"] <= 0) { printf "FAILED: rank %d had no predictor hit\n", r; bad = 1 }
