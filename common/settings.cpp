@@ -34,7 +34,7 @@ constexpr std::array kSettings{
     Setting{"AUGUR_BOOTSTRAP", "", "host:port of the job's key-value exchange (set by augurrun)"},
     Setting{"AUGUR_RANK", "0", "this process's rank in the job (set by augurrun)"},
     Setting{"AUGUR_SIZE", "1", "number of processes in the job (set by augurrun)"},
-    Setting{"AUGUR_BOOTSTRAP_TIMEOUT", "60", "seconds the exchange waits for every rank to connect or reach a fence"},
+    Setting{"AUGUR_BOOTSTRAP_TIMEOUT", "60", "seconds the exchange waits for every rank to connect at start, and for every rank to reach a fence once one has; no deadline runs between fences (a job may compute for days; a dead rank is seen by its connection)"},
     Setting{"AUGUR_CHECK_COLLECTIVES", "0", "1: every collective first checks that all ranks called the same one with the same root, op and byte count (one small allreduce more)"},
     Setting{"AUGUR_HOSTS", "", "augurrun's hosts when --host-list is not given (comma-separated, ranks placed round-robin)"},
     Setting{"AUGUR_HOSTD_PORT", "7117", "TCP port of augur-hostd, the daemon through which augurrun starts ranks on other hosts"},

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 #include <bit>
 #include <cstdio>
 #include <chrono>
@@ -22,6 +23,18 @@ namespace {
 
 constexpr std::size_t kAddressBytes = sizeof(nic::QpAddress) + 2 * sizeof(nic::RemoteBuffer);
 constexpr std::size_t kRb = sizeof(nic::RemoteBuffer);
+
+// What a peer that broke the protocol is failed with: the program sees a failed process, and why.
+Status malformed(int peer, const Status& st) {
+  return Status(Code::kPeerFailure,
+                "rank " + std::to_string(peer) + " sent a malformed message (" + st.message() + "); it is treated as failed");
+}
+
+// What a peer whose connection failed (a completion error, a QP that cannot be posted to) is
+// failed with: whatever the verbs error, the program sees a process it can no longer reach.
+Status unreachable(int peer, const Status& st) {
+  return Status(Code::kPeerFailure, "connection to rank " + std::to_string(peer) + " failed: " + st.to_string());
+}
 
 std::string encode_address(const Channel::Address& a) {
   std::string s(kAddressBytes, '\0');
@@ -196,7 +209,10 @@ void Engine::assist_main() {
   const auto spin = std::chrono::microseconds(cfg_.wait == WaitPolicy::kBlock ? 0 : cfg_.spin_us);
   for (std::uint32_t loops = 1; !stop_.load(std::memory_order_acquire); ++loops) {
     const bool commands = run_commands();
-    (void)progress_once();  // errors are delivered to the requests they concern
+    // Errors are delivered to the requests they concern, and kept for the next progress() call:
+    // an error that concerns no request (a malformed message, a failed peer) must still reach
+    // the program.
+    if (Status st = progress_once(); !st.ok()) keep_assist_error(st);
     wake_waiters();
     const bool busy = commands || idle_polls_ == 0;
     if (busy) {
@@ -208,7 +224,7 @@ void Engine::assist_main() {
     if (idle_since == steady_clock::time_point{}) idle_since = now;
     if (now - last_check_ > std::chrono::milliseconds(cfg_.keepalive_ms)) {
       last_check_ = now;
-      (void)check_peers();
+      if (Status st = check_peers(); !st.ok()) keep_assist_error(st);
       wake_waiters();
     }
     if (cfg_.wait != WaitPolicy::kSpin && now - idle_since >= spin) {
@@ -865,7 +881,13 @@ AUGUR_COLD_PATH Status Engine::start_reads(int peer) {
       if (p.posting >= 0) break;  // the rest of its READs when room frees
       continue;
     }
-    AUGUR_ASSIGN_OR_RETURN(nic::RegCache::Handle pin, recv_cache_->acquire(pr.buf, pr.n));
+    Result<nic::RegCache::Handle> got = recv_cache_->acquire(pr.buf, pr.n);
+    if (!got.ok()) {  // e.g. the cache's bound: this receive fails, the sender is released, the job goes on
+      finish(*pr.req, Path::kNone, got.status().context("registering the receive buffer for a rendezvous READ"));
+      queue_fin(peer, pr.rts_seq);
+      continue;
+    }
+    nic::RegCache::Handle pin = std::move(got.value());
     auto it = std::find(reads_.begin(), reads_.end(), nullptr);
     const auto cookie = static_cast<std::uint32_t>(it - reads_.begin());
     const nic::Sge sge{reinterpret_cast<std::uintptr_t>(pr.buf), static_cast<std::uint32_t>(pr.n), pin.lkey()};
@@ -1061,7 +1083,13 @@ void Engine::deliver(int peer, const Arrival& a) {
       if (st.ok()) st = Status(Code::kInternal, "a short eager header reached delivery");
       break;
   }
-  if (!st.ok() && deferred_.ok()) deferred_ = st.context("from rank " + std::to_string(peer));
+  if (st.ok()) return;
+  if (st.code() == Code::kProtocol) {
+    // A peer that breaks the protocol cannot be trusted with anything further: fail it, so that
+    // every request that involves it ends with the reason and the program is told.
+    st = fail_peer(peer, malformed(peer, st));
+  }
+  if (deferred_.ok()) deferred_ = st.context("from rank " + std::to_string(peer));
 }
 
 Status Engine::fail_peer(int peer, const Status& why) {
@@ -1097,8 +1125,16 @@ Status Engine::fail_peer(int peer, const Status& why) {
 }
 
 Status Engine::progress() {
-  if (assist_) return Status::Ok();  // the assist thread makes progress
+  if (assist_) {  // the assist thread makes progress; report what it found since the last call
+    std::lock_guard lock(assist_error_mu_);
+    return std::exchange(assist_error_, Status::Ok());
+  }
   return progress_once();
+}
+
+void Engine::keep_assist_error(const Status& st) {
+  std::lock_guard lock(assist_error_mu_);
+  if (assist_error_.ok()) assist_error_ = st;  // the first is the cause; the rest follow from it
 }
 
 void Engine::release_later(int peer, std::uint32_t slot) {
@@ -1111,7 +1147,7 @@ Status Engine::repost_released() {
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     if (!p.ch || p.dead) continue;
     Result<bool> r = p.ch->repost_released();
-    if (!r.ok() && first_error.ok()) first_error = fail_peer(peer, r.status().context("rank " + std::to_string(peer)));
+    if (!r.ok() && first_error.ok()) first_error = fail_peer(peer, unreachable(peer, r.status()));
   }
   repost_peers_.clear();
   return first_error;
@@ -1148,6 +1184,8 @@ Status Engine::progress_once() {
       Result<std::optional<Arrival>> a = p.ch->on_completion(c);
       if (!a.ok()) {
         st = a.status();
+      } else if (a->has_value() && p.dead) {
+        st = p.ch->release((*a)->slot);  // nothing from a failed peer is delivered
       } else if (a->has_value()) {
         if ((*a)->header.type == nic::MsgType::kEager) {
           deliver_eager(peer, **a);  // the common case, flattened
@@ -1156,8 +1194,8 @@ Status Engine::progress_once() {
         }
       }
     }
-    if (!st.ok()) {
-      if (st.code() != Code::kProtocol) st = fail_peer(peer, st.context("rank " + std::to_string(peer)));
+    if (!st.ok() && !p.dead) {  // once failed, a peer's flushed work reports nothing new
+      st = fail_peer(peer, st.code() == Code::kProtocol ? malformed(peer, st) : unreachable(peer, st));
       if (first_error.ok()) first_error = st;
     }
   }
@@ -1167,7 +1205,7 @@ Status Engine::progress_once() {
     Status st = push_sends(peer);
     // Credits ride on our messages; only a receiver that stays quiet writes them out.
     if (st.ok() && idle_polls_ >= kIdlePollsBeforeCreditFlush) st = p.ch->flush_credits();
-    if (!st.ok() && first_error.ok()) first_error = fail_peer(peer, st);
+    if (!st.ok() && first_error.ok()) first_error = fail_peer(peer, unreachable(peer, st));
   }
   if (!deferred_.ok()) {
     if (first_error.ok()) first_error = deferred_;
@@ -1573,6 +1611,11 @@ Result<bool> Engine::send_raw_message_for_test(int peer, nic::MsgType type, std:
                                                std::uint32_t length, std::span<const std::byte> body) {
   if (assist_ || peer == rank_ || peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "raw message");
   return peers_[static_cast<std::size_t>(peer)].ch->try_send(type, context, tag, length, body);
+}
+
+Status Engine::force_qp_error_for_test(int peer) {
+  if (assist_ || peer == rank_ || peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "QP error injection");
+  return peers_[static_cast<std::size_t>(peer)].ch->force_error_for_test();
 }
 
 Result<EngineConfig> engine_config_from_settings() {

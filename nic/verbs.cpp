@@ -314,6 +314,13 @@ Result<QpAddress> QueuePair::local_address(const Context& ctx, const ConnectOpti
   return a;
 }
 
+Status QueuePair::to_error() {
+  ibv_qp_attr attr{};
+  attr.qp_state = IBV_QPS_ERR;
+  if (int rc = ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE); rc != 0) return verbs_error(rc, "ibv_modify_qp(ERR)");
+  return Status::Ok();
+}
+
 Status QueuePair::connect(const Context& ctx, const ConnectOptions& opt, const QpAddress& local,
                           const QpAddress& remote) {
   AUGUR_ASSIGN_OR_RETURN(DeviceLimits lim, ctx.limits());

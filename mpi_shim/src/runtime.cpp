@@ -240,8 +240,10 @@ Err check_buf(const void* buf, std::int64_t count, const Type& t) {
 
 Err progress_once() {
   State& s = S();
+  // Every error progress finds reaches the caller: a failed or misbehaving peer, a transport
+  // error, a resource refused while delivering.
   Status st = s.engine->progress();
-  if (!st.ok() && st.code() == Code::kPeerFailure) return from_status(st);
+  if (!st.ok()) return from_status(st);
   const std::int64_t now = now_ns();
   if (now - s.last_alive_check_ns > s.keepalive_ns) {
     s.last_alive_check_ns = now;

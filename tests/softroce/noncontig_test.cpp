@@ -235,73 +235,73 @@ Status truncation_main(std::uint16_t port, int rank) {
 
 TEST(Noncontig, TruncationIntoAShorterLayoutAndEmptyMessages) { run_ranks(2, truncation_main); }
 
-// Rank 1 plays a faulty peer: RTS run lists that lie are rejected as protocol errors naming
-// it, the receive they would have matched is untouched, and the next good message arrives.
-Status malformed_main(std::uint16_t port, int rank) {
+// Rank 1 plays a faulty peer: an RTS run list that lies is rejected without a byte written, and
+// the liar is treated as failed: progress reports it (naming the rank and the run list), the
+// receives it could have matched end with that reason, and nothing more goes to it.
+struct Lie {
+  const char* what;
+  std::uint32_t length;
+  std::vector<std::pair<std::size_t, std::uint32_t>> runs;  // (offset into the target, bytes)
+  std::size_t cut = 0;  // bytes cut off the encoded body
+};
+const std::vector<Lie>& lies() {
+  static const std::vector<Lie> all = {
+      {"runs summing past the length", 20'000, {{0, 16'000}, {16'000, 16'000}}},
+      {"runs short of the length", 40'000, {{0, 16'000}, {16'000, 16'000}}},
+      {"zero-length run", 16'000, {{0, 16'000}, {16'000, 0}}},
+      {"count past the body", 32'000, {{0, 16'000}, {16'000, 16'000}}, 16},
+  };
+  return all;
+}
+
+Status malformed_main(std::uint16_t port, int rank, const Lie& l) {
   AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
   AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kOff,
                                                         .sge_max_runs = 64}));
   const int peer = 1 - rank;
   static std::vector<std::byte> target(64 * 1024, std::byte{0x11});  // what a lying run list points at
   const auto addr = reinterpret_cast<std::uintptr_t>(target.data());
-  struct Lie {
-    const char* what;
-    std::uint32_t length;
-    std::vector<nic::RemoteRun> runs;
-    std::size_t cut = 0;  // bytes cut off the encoded body
-  };
-  const std::vector<Lie> lies = {
-      {"runs summing past the length", 20'000, {{addr, 16'000, 1}, {addr + 16'000, 16'000, 1}}},
-      {"runs short of the length", 40'000, {{addr, 16'000, 1}, {addr + 16'000, 16'000, 1}}},
-      {"zero-length run", 16'000, {{addr, 16'000, 1}, {addr + 16'000, 0, 1}}},
-      {"count past the body", 32'000, {{addr, 16'000, 1}, {addr + 16'000, 16'000, 1}}, 16},
-  };
   AUGUR_RETURN_IF_ERROR(boot->fence());
   if (rank == 1) {
-    for (const Lie& l : lies) {
-      std::vector<std::byte> body(nic::run_list_bytes(l.runs.size()));
-      nic::encode_run_list(l.length, l.runs, body);
-      body.resize(body.size() - l.cut);
-      bool sent = false;
-      while (!sent) {
-        AUGUR_ASSIGN_OR_RETURN(sent, e->send_raw_message_for_test(peer, nic::MsgType::kRtsRuns, 3, 5, l.length, body));
-        AUGUR_RETURN_IF_ERROR(e->progress());
-      }
-      AUGUR_RETURN_IF_ERROR(boot->fence());  // one at a time: a round of progress reports one error
+    std::vector<nic::RemoteRun> runs;
+    for (const auto& [off, len] : l.runs) runs.push_back({addr + off, len, 1});
+    std::vector<std::byte> body(nic::run_list_bytes(runs.size()));
+    nic::encode_run_list(l.length, runs, body);
+    body.resize(body.size() - l.cut);
+    bool sent = false;
+    while (!sent) {
+      AUGUR_ASSIGN_OR_RETURN(sent, e->send_raw_message_for_test(peer, nic::MsgType::kRtsRuns, 3, 5, l.length, body));
+      AUGUR_RETURN_IF_ERROR(e->progress());
     }
-    Strided good(40, 1000, 9, 1);
-    fill(good, 1, 9);
-    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->isendv(good.runs, peer, 6, 3));
-    AUGUR_RETURN_IF_ERROR(e->wait(r, kWaitMs));
   } else {
     Strided victim(40, 1000, 9, 1);
     AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->irecvv(victim.runs, peer, 5, 3));
-    std::size_t rejected = 0;
-    for (const Lie& l : lies) {
-      const auto deadline = std::chrono::steady_clock::now() + 60s;
-      Status st;
-      while (st.ok() && std::chrono::steady_clock::now() < deadline) st = e->progress();
-      CHECK(st.code() == Code::kProtocol, std::string(l.what) + ": not a protocol error: " + st.to_string());
-      CHECK(st.to_string().find("rank 1") != std::string::npos && st.to_string().find("run list") != std::string::npos,
-            std::string(l.what) + ": error does not name the peer and the run list: " + st.to_string());
-      ++rejected;
-      AUGUR_RETURN_IF_ERROR(boot->fence());
-    }
-    CHECK(rejected == lies.size(), "rejected " + std::to_string(rejected) + " of " + std::to_string(lies.size()));
-    Strided good(40, 1000, 9, 1);
-    AUGUR_ASSIGN_OR_RETURN(RequestPtr g, e->irecvv(good.runs, peer, 6, 3));
-    AUGUR_RETURN_IF_ERROR(e->wait(g, kWaitMs));
-    AUGUR_RETURN_IF_ERROR(check(good, 1, 9, good.bytes, "good message after the lies"));
-    CHECK(!r->done, "the receive the lies named completed");
-    AUGUR_RETURN_IF_ERROR(check(victim, 0, 0, 0, "receive named by the lies"));
-    CHECK(e->cancel(r) && r->cancelled, "cancel");
-    CHECK(e->counters().rndv_msgs == 1, "a rejected RTS was counted: " + e->stats_line());
+    std::byte other{};
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr o, e->irecv(&other, 1, peer, 6, 3));
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    Status st;
+    while (st.ok() && std::chrono::steady_clock::now() < deadline) st = e->progress();
+    CHECK(st.code() == Code::kPeerFailure, std::string(l.what) + ": the liar was not failed: " + st.to_string());
+    CHECK(st.to_string().find("rank 1 sent a malformed message") != std::string::npos &&
+              st.to_string().find("run list") != std::string::npos,
+          std::string(l.what) + ": error does not name the peer and the run list: " + st.to_string());
+    AUGUR_RETURN_IF_ERROR(check(victim, 0, 0, 0, "receive named by the lie"));
+    CHECK(r->done && r->status.code() == Code::kPeerFailure, "the receive the lie named: " + r->status.to_string());
+    CHECK(o->done && o->status.code() == Code::kPeerFailure, "another receive from the liar: " + o->status.to_string());
+    CHECK(!e->isend(&other, 1, peer, 7, 3).ok(), "a send to the failed liar was accepted");
+    CHECK(e->counters().rndv_msgs == 0, "a rejected RTS was counted: " + e->stats_line());
+    CHECK(e->progress().ok(), "the failure was reported twice");
   }
   AUGUR_RETURN_IF_ERROR(boot->fence());
   return Status::Ok();
 }
 
-TEST(Noncontig, MalformedRunListIsRejectedAndNothingIsWritten) { run_ranks(2, malformed_main); }
+class MalformedRunList : public ::testing::TestWithParam<std::size_t> {};
+TEST_P(MalformedRunList, IsRejectedNothingIsWrittenAndTheLiarIsFailed) {
+  const Lie& l = lies()[GetParam()];
+  run_ranks(2, [&l](std::uint16_t port, int rank) { return malformed_main(port, rank, l); });
+}
+INSTANTIATE_TEST_SUITE_P(Noncontig, MalformedRunList, ::testing::Range<std::size_t>(0, 4));
 
 }  // namespace
 }  // namespace augur::host

@@ -145,6 +145,8 @@ class Channel {
 
   // For tests that play a faulty peer: sends raw bytes as one message (consumes a credit).
   Result<bool> try_send_raw_for_test(std::span<const std::byte> bytes);
+  // Fault injection: the connection's QP goes to the error state, as on a transport failure.
+  Status force_error_for_test() { return qp_->to_error(); }
 
  private:
   Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq);

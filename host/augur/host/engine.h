@@ -199,6 +199,8 @@ class Engine {
   // body as the next message to `peer`, outside the send queue. False: no credit now.
   Result<bool> send_raw_message_for_test(int peer, nic::MsgType type, std::uint32_t context, std::int32_t tag,
                                          std::uint32_t length, std::span<const std::byte> body);
+  // Fault injection (no assist thread): the QP to `peer` goes to the error state.
+  Status force_qp_error_for_test(int peer);
   // One line, `augur-stats rank=R direct_msgs=N ...` (the AUGUR_STATS format, see docs/runtime.md).
   [[nodiscard]] std::string stats_line() const;
 
@@ -343,6 +345,7 @@ class Engine {
   void wake_waiters();
   Status wait_assisted(const RequestPtr& r, int timeout_ms);
   Status check_peers();
+  void keep_assist_error(const Status& st);
   Status progress_once();
   void release_later(int peer, std::uint32_t slot);  // a bounce slot copied out: reposted next progress
   Status repost_released();
@@ -428,6 +431,8 @@ class Engine {
   mutable std::atomic<int> sleepers_{0};
   std::thread assist_thread_;             // last: started once everything it uses exists
   Status deferred_;  // an error found while delivering, reported by progress()
+  std::mutex assist_error_mu_;
+  Status assist_error_;  // the assist thread's first error since the last progress() call
   std::chrono::steady_clock::time_point last_check_{};
 };
 

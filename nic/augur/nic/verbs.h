@@ -215,6 +215,8 @@ class QueuePair {
                  const QpAddress& remote);
   Status post_send(const SendRequest& wr);
   Status post_recv(std::uint64_t wr_id, std::span<const Sge> sges);
+  // Moves the QP to the error state: outstanding work completes flushed, new work fails.
+  Status to_error();
   [[nodiscard]] ibv_qp* get() const noexcept { return qp_.get(); }
 
  private:
