@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "shim.h"
@@ -368,6 +369,7 @@ Err check_coll(MPI_Comm comm) {
 Err check_data(const void* buf, int count, MPI_Datatype dt) {
   AUGUR_ERR_RETURN(check_count(count));
   AUGUR_ERR_RETURN(check_type(dt));
+  AUGUR_ERR_RETURN(check_bytes(count, *type_of(dt)));
   if (buf == MPI_IN_PLACE) return ok();
   return check_buf(buf, count, *type_of(dt));
 }
@@ -377,10 +379,12 @@ Err check_root(int root, const Comm& c) {
   return ok();
 }
 
-Err check_counts_displs(const int* counts, const int* displs, int n) {
+// After check_type(dt).
+Err check_counts_displs(const int* counts, const int* displs, int n, MPI_Datatype dt) {
   if (counts == nullptr || displs == nullptr) return err(MPI_ERR_ARG, "null counts or displacements");
   for (int i = 0; i < n; ++i) {
     if (counts[i] < 0) return err(MPI_ERR_COUNT, "negative count " + std::to_string(counts[i]) + " for rank " + std::to_string(i));
+    AUGUR_ERR_RETURN(check_bytes(counts[i], *type_of(dt)));
   }
   return ok();
 }
@@ -496,10 +500,18 @@ Err scatterv_impl(const void* sbuf, const int* scounts, const int* displs, MPI_D
   return wait_all(rs);
 }
 
-std::vector<int> uniform(int n, int count, std::vector<int>* displs) {
+// Equal counts and their displacements, for the v-variants (which take ints): refused with
+// MPI_ERR_COUNT when the last displacement does not fit an int, rather than wrapped.
+Err uniform(int n, int count, std::vector<int>* counts, std::vector<int>* displs) {
+  if (n > 1 && count > std::numeric_limits<int>::max() / (n - 1)) {
+    return err(MPI_ERR_COUNT, "count " + std::to_string(count) + " for each of " + std::to_string(n) +
+                                  " ranks: the buffer's displacements pass 2^31 - 1 elements, more than augur's "
+                                  "collectives address");
+  }
   displs->resize(static_cast<std::size_t>(n));
   for (int i = 0; i < n; ++i) (*displs)[static_cast<std::size_t>(i)] = i * count;
-  return std::vector<int>(static_cast<std::size_t>(n), count);
+  counts->assign(static_cast<std::size_t>(n), count);
+  return ok();
 }
 
 Err reduce_scatter_impl(const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype th, MPI_Op op, const CommPtr& c) {
@@ -607,7 +619,7 @@ AUGUR_MPI_FN(int, Gatherv,
   if (!(c->rank == root && sendbuf == MPI_IN_PLACE)) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
   if (c->rank == root) {
     AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
-    AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, displs, c->size));
+    AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, displs, c->size, recvtype));
   }
   AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kGatherv, root}, c));
   AUGUR_MPI_CHECK(comm, fn, gatherv_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c));
@@ -627,8 +639,8 @@ AUGUR_MPI_FN(int, Gather,
   AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kGather, root, -1,
                                               c->rank == root ? bytes_sig(recvcount, recvtype) : bytes_sig(sendcount, sendtype)}, c));
   CollScope scope;
-  std::vector<int> displs;
-  const auto counts = uniform(c->size, recvcount, &displs);
+  std::vector<int> counts, displs;
+  AUGUR_MPI_CHECK(comm, fn, uniform(c->size, recvcount, &counts, &displs));
   AUGUR_MPI_CHECK(comm, fn, gatherv_impl(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, root, c));
   return MPI_SUCCESS;
 }
@@ -644,7 +656,7 @@ AUGUR_MPI_FN(int, Scatterv,
   if (!(c->rank == root && recvbuf == MPI_IN_PLACE)) AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
   if (c->rank == root) {
     AUGUR_MPI_CHECK(comm, fn, check_type(sendtype));
-    AUGUR_MPI_CHECK(comm, fn, check_counts_displs(sendcounts, displs, c->size));
+    AUGUR_MPI_CHECK(comm, fn, check_counts_displs(sendcounts, displs, c->size, sendtype));
   }
   AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kScatterv, root}, c));
   AUGUR_MPI_CHECK(comm, fn, scatterv_impl(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c));
@@ -664,8 +676,8 @@ AUGUR_MPI_FN(int, Scatter,
   AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kScatter, root, -1,
                                               c->rank == root ? bytes_sig(sendcount, sendtype) : bytes_sig(recvcount, recvtype)}, c));
   CollScope scope;
-  std::vector<int> displs;
-  const auto counts = uniform(c->size, sendcount, &displs);
+  std::vector<int> counts, displs;
+  AUGUR_MPI_CHECK(comm, fn, uniform(c->size, sendcount, &counts, &displs));
   AUGUR_MPI_CHECK(comm, fn, scatterv_impl(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount, recvtype, root, c));
   return MPI_SUCCESS;
 }
@@ -693,7 +705,7 @@ AUGUR_MPI_FN(int, Allgatherv,
   CommPtr c = comm_ptr(comm);
   if (sendbuf != MPI_IN_PLACE) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
   AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, displs, c->size));
+  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, displs, c->size, recvtype));
   AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAllgatherv}, c));
   const TypePtr rt = type_ptr(recvtype);
   auto* base = static_cast<std::byte*>(recvbuf);
@@ -737,7 +749,7 @@ AUGUR_MPI_FN(int, Alltoallv,
   AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
   CommPtr c = comm_ptr(comm);
   AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, rdispls, c->size));
+  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, rdispls, c->size, recvtype));
   AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAlltoallv}, c));
   if (sendbuf == MPI_IN_PLACE) {
     // Send from a copy of the receive buffer.
@@ -750,7 +762,7 @@ AUGUR_MPI_FN(int, Alltoallv,
     return MPI_SUCCESS;
   }
   AUGUR_MPI_CHECK(comm, fn, check_type(sendtype));
-  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(sendcounts, sdispls, c->size));
+  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(sendcounts, sdispls, c->size, sendtype));
   AUGUR_MPI_CHECK(comm, fn, alltoallv_impl(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, c));
   return MPI_SUCCESS;
 }
@@ -766,9 +778,9 @@ AUGUR_MPI_FN(int, Alltoall,
   AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
   AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAlltoall, -1, -1, bytes_sig(recvcount, recvtype)}, c));
   CollScope scope;
-  std::vector<int> sd, rd;
-  const auto sc = uniform(c->size, sendcount, &sd);
-  const auto rc = uniform(c->size, recvcount, &rd);
+  std::vector<int> sc, sd, rc, rd;
+  AUGUR_MPI_CHECK(comm, fn, uniform(c->size, sendcount, &sc, &sd));
+  AUGUR_MPI_CHECK(comm, fn, uniform(c->size, recvcount, &rc, &rd));
   return PMPI_Alltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, comm);
 }
 
@@ -780,7 +792,17 @@ AUGUR_MPI_FN(int, Reduce_scatter,
   CommPtr c = comm_ptr(comm);
   AUGUR_MPI_CHECK(comm, fn, check_type(datatype));
   if (recvcounts == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null recvcounts"));
-  for (int i = 0; i < c->size; ++i) AUGUR_MPI_CHECK(comm, fn, check_count(recvcounts[i]));
+  std::int64_t total = 0;
+  for (int i = 0; i < c->size; ++i) {
+    AUGUR_MPI_CHECK(comm, fn, check_count(recvcounts[i]));
+    total += recvcounts[i];
+  }
+  // Reduced as one block of the total, addressed by int displacements (reduce_scatter_impl).
+  if (total > std::numeric_limits<int>::max()) {
+    return raise(comm, fn, err(MPI_ERR_COUNT, "the receive counts add up to " + std::to_string(total) +
+                                                  " elements, more than augur's collectives address (2^31 - 1)"));
+  }
+  AUGUR_MPI_CHECK(comm, fn, check_bytes(total, *type_of(datatype)));
   AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
   AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kReduceScatter, -1, op_sig(op)}, c));
   AUGUR_MPI_CHECK(comm, fn, reduce_scatter_impl(sendbuf, recvbuf, recvcounts, datatype, op, c));

@@ -1,6 +1,7 @@
 // Datatypes: the predefined types and the derived-type constructors, built as relations/
 // Datatype trees; pack/unpack over the flattened type map (one copy's byte runs, repeated at the
 // extent).
+#include <climits>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -75,6 +76,17 @@ TypedBuf::TypedBuf(const Type& t, std::int64_t count) {
   const std::int64_t span = count <= 0 ? 0 : (count - 1) * t.extent + t.true_extent;
   mem_.resize(static_cast<std::size_t>(span > 0 ? span : 1));
   ptr_ = mem_.data() - t.true_lb;
+}
+
+Err check_bytes(std::int64_t count, const Type& t) {
+  std::int64_t n = 0;
+  const bool overflows = __builtin_mul_overflow(count, t.size, &n);
+  if (overflows || n > kMaxMessageBytes) {
+    return err(MPI_ERR_COUNT, "count " + std::to_string(count) + " of a datatype of " + std::to_string(t.size) +
+                                  " bytes is " + (overflows ? std::string("more than 2^63") : std::to_string(n)) +
+                                  " bytes: one message carries at most 4294967295 (4 GiB - 1)");
+  }
+  return ok();
 }
 
 Err local_copy(const void* src, std::int64_t count, const Type& st, void* dst, std::int64_t rcount, const Type& rt) {
@@ -482,6 +494,7 @@ AUGUR_MPI_FN(int, Pack,
   AUGUR_MPI_CHECK(comm, fn, check_type(datatype));
   AUGUR_MPI_CHECK(comm, fn, check_count(incount));
   const Type& t = *type_of(datatype);
+  AUGUR_MPI_CHECK(comm, fn, check_bytes(incount, t));
   AUGUR_MPI_CHECK(comm, fn, check_buf(inbuf, incount, t));
   if (position == nullptr || *position < 0 || (outbuf == nullptr && outsize > 0)) {
     return raise(comm, fn, err(MPI_ERR_ARG, "bad position or output buffer"));
@@ -506,6 +519,7 @@ AUGUR_MPI_FN(int, Unpack,
   AUGUR_MPI_CHECK(comm, fn, check_type(datatype));
   AUGUR_MPI_CHECK(comm, fn, check_count(outcount));
   const Type& t = *type_of(datatype);
+  AUGUR_MPI_CHECK(comm, fn, check_bytes(outcount, t));
   AUGUR_MPI_CHECK(comm, fn, check_buf(outbuf, outcount, t));
   if (position == nullptr || *position < 0 || (inbuf == nullptr && insize > 0)) {
     return raise(comm, fn, err(MPI_ERR_ARG, "bad position or input buffer"));
@@ -527,7 +541,14 @@ AUGUR_MPI_FN(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm,
   AUGUR_MPI_CHECK(comm, "MPI_Pack_size", check_type(datatype, false));
   AUGUR_MPI_CHECK(comm, "MPI_Pack_size", check_count(incount));
   if (size == nullptr) return raise(comm, "MPI_Pack_size", err(MPI_ERR_ARG, "null argument"));
-  *size = static_cast<int>(incount * type_of(datatype)->size);
+  const std::int64_t tsize = type_of(datatype)->size;
+  // An int cannot say it: refuse, never wrap (size first, so that the product cannot overflow).
+  if (incount > 0 && (tsize > INT_MAX || static_cast<std::int64_t>(incount) * tsize > INT_MAX)) {
+    return raise(comm, "MPI_Pack_size", err(MPI_ERR_COUNT, std::to_string(incount) + " copies of a datatype of " +
+                                                               std::to_string(tsize) +
+                                                               " bytes need more than 2^31 - 1 bytes packed"));
+  }
+  *size = static_cast<int>(static_cast<std::int64_t>(incount) * tsize);
   return MPI_SUCCESS;
 }
 

@@ -4,6 +4,7 @@
 // temporary), requests and their completion functions, probe, buffered and persistent modes.
 #include <sched.h>
 
+#include <climits>
 #include <cstring>
 #include <string>
 
@@ -222,6 +223,7 @@ Err check_p2p(const void* buf, int count, MPI_Datatype dt, int peer, int tag, MP
   AUGUR_ERR_RETURN(check_comm(comm));
   AUGUR_ERR_RETURN(check_count(count));
   AUGUR_ERR_RETURN(check_type(dt));
+  AUGUR_ERR_RETURN(check_bytes(count, *type_of(dt)));
   AUGUR_ERR_RETURN(check_buf(buf, count, *type_of(dt)));
   const Comm& c = *comm_of(comm);
   const bool rank_ok = (peer >= 0 && peer < c.size) || peer == MPI_PROC_NULL || (recv && peer == MPI_ANY_SOURCE);
@@ -595,6 +597,7 @@ Err mrecv_start(Req& r, void* buf, int count, MPI_Datatype dt, MPI_Message* mess
   if (!no_proc) *on = it->second.handle;
   AUGUR_ERR_RETURN(check_count(count));
   AUGUR_ERR_RETURN(check_type(dt));
+  AUGUR_ERR_RETURN(check_bytes(count, *type_of(dt)));
   AUGUR_ERR_RETURN(check_buf(buf, count, *type_of(dt)));
   *message = MPI_MESSAGE_NULL;
   if (no_proc) return start_recv(r, buf, count, type_ptr(dt), MPI_PROC_NULL, 0, comm_ptr(MPI_COMM_SELF), 0);
@@ -654,7 +657,8 @@ AUGUR_MPI_FN(int, Get_count, (const MPI_Status* status, MPI_Datatype datatype, i
   if (size == 0) {
     *count = 0;
   } else {
-    *count = bytes % size != 0 ? MPI_UNDEFINED : static_cast<int>(bytes / size);
+    // MPI_UNDEFINED also when the count does not fit an int (a message of up to 4 GiB - 1 bytes).
+    *count = bytes % size != 0 || bytes / size > INT_MAX ? MPI_UNDEFINED : static_cast<int>(bytes / size);
   }
   return MPI_SUCCESS;
 }
@@ -672,9 +676,10 @@ AUGUR_MPI_FN(int, Get_elements, (const MPI_Status* status, MPI_Datatype datatype
   if (t.size == 0) {
     *count = 0;
   } else if (es > 0) {
-    *count = bytes % es != 0 ? MPI_UNDEFINED : static_cast<int>(bytes / es);
+    *count = bytes % es != 0 || bytes / es > INT_MAX ? MPI_UNDEFINED : static_cast<int>(bytes / es);
   } else {
-    *count = bytes % t.size != 0 ? MPI_UNDEFINED : static_cast<int>(bytes / t.size * t.nelems);
+    const std::int64_t n = bytes / t.size * t.nelems;  // nelems <= size: no overflow
+    *count = bytes % t.size != 0 || n > INT_MAX ? MPI_UNDEFINED : static_cast<int>(n);
   }
   return MPI_SUCCESS;
 }

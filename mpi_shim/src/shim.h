@@ -193,6 +193,12 @@ Err check_comm(MPI_Comm c);
 Err check_type(MPI_Datatype t, bool need_commit = true);
 Err check_count(std::int64_t count);
 Err check_buf(const void* buf, std::int64_t count, const Type& t);
+// The most bytes one message carries: the engine's lengths are 32 bits.
+constexpr std::int64_t kMaxMessageBytes = 0xffffffff;
+// `count` copies of `t` as one call's data (one message, or a block of a collective): their size
+// computed without overflow, and MPI_ERR_COUNT when it passes kMaxMessageBytes, before any
+// memory is touched, never a wrapped size.
+Err check_bytes(std::int64_t count, const Type& t);
 
 // --- engine access ---------------------------------------------------------------------------
 
