@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,26 @@ inline bool spread_over_hosts() {
   return h != nullptr && std::string(h).find(',') != std::string::npos;
 }
 
+// Every rank re-executes the running test and runs its first run_ranks call, whatever the
+// parent's loop was at: a second call in one test (say, a loop over modes) would run the first
+// job again and pass without running its own. So a test may call it once; this refuses more.
+inline bool first_job_of_this_test() {
+  static const ::testing::TestInfo* test = nullptr;
+  static long long started = -1;  // tells --gtest_repeat's runs of one test apart
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  const long long at = t->result()->start_timestamp();
+  if (t == test && at == started) return false;
+  test = t;
+  started = at;
+  return true;
+}
+
+// The running test's filter, for a process that re-executes it.
+inline std::string this_test_filter() {
+  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
+  return std::string("--gtest_filter=") + t->test_suite_name() + "." + t->name();
+}
+
 inline void run_ranks(int n, const std::function<Status(std::uint16_t port, int rank)>& body) {
   const char* me = std::getenv("AUGUR_TEST_RANK");
   const char* port = std::getenv("AUGUR_TEST_PORT");
@@ -56,8 +77,12 @@ inline void run_ranks(int n, const std::function<Status(std::uint16_t port, int 
     std::fflush(nullptr);
     _exit(s.ok() ? 0 : 1);
   }
-  const ::testing::TestInfo* t = ::testing::UnitTest::GetInstance()->current_test_info();
-  const std::string filter = std::string("--gtest_filter=") + t->test_suite_name() + "." + t->name();
+  if (!first_job_of_this_test()) {
+    ADD_FAILURE() << "run_ranks called twice in one test: its ranks would run the first call's job again "
+                     "(one TEST, or a parameterised test, per job)";
+    return;
+  }
+  const std::string filter = this_test_filter();
   if (spread_over_hosts()) {
     char self[PATH_MAX] = {};
     ASSERT_GT(readlink("/proc/self/exe", self, sizeof self - 1), 0);
@@ -91,6 +116,24 @@ inline void run_ranks(int n, const std::function<Status(std::uint16_t port, int 
     EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "rank " << r << " failed (see above)";
   }
   EXPECT_TRUE(server.value()->wait().ok());
+}
+
+// For tests whose processes play different parts (not the ranks of one body): the part given to
+// this process by start_self, or nullptr in the test's own process. A test checks it first.
+inline const char* self_role() { return std::getenv("AUGUR_TEST_ROLE"); }
+
+// Starts the running test again in a fresh process (fork + exec of this binary, filtered to the
+// test) with AUGUR_TEST_ROLE=role and `env` added, so that a parent with threads (a bootstrap
+// server's) only execs in the child. Returns the child's pid, or -1 after failing the test.
+inline pid_t start_self(const std::string& role, std::vector<std::string> env = {}) {
+  env.push_back("AUGUR_TEST_ROLE=" + role);
+  const PreparedExec exec({"/proc/self/exe", this_test_filter(), "--gtest_brief=1"}, env,
+                          "exec of the test binary as " + role + ": ");
+  std::fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) exec.exec();
+  if (pid < 0) ADD_FAILURE() << "fork: " << std::strerror(errno);
+  return pid;
 }
 
 }  // namespace augur::host::testing
