@@ -1,19 +1,24 @@
-// The harness of the host benchmarks: two processes (fork), one engine per steering mode, each
+// The harness of the host benchmarks: two processes (fork + exec), one engine per steering mode, each
 // on a bootstrap of its own (engines name their keys by peer only).
 #pragma once
 
+#include <fcntl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "augur/host/engine.h"
+#include "augur/host/spawn.h"
 
 namespace augur::perf {
 
@@ -68,12 +73,38 @@ inline std::vector<host::Steering> parse_modes(const std::string& list) {
   return out;
 }
 
-// Forks rank 1; both ranks run body(ports, rank, fd) where fd is a socket between them; one
-// bootstrap port per engine (`engines` of them). Returns the exit status for main().
+// This program's arguments (/proc/self/cmdline), for rank 1 to run it again.
+inline std::vector<std::string> own_args() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::vector<std::string> args;
+  for (std::string a; std::getline(in, a, '\0');) args.push_back(a);
+  return args;
+}
+
+// Both ranks run body(ports, rank, fd) where fd is a socket between them; one bootstrap port per
+// engine (`engines` of them). Rank 1 is this program run again (fork + exec, same arguments) and
+// finds its socket and the ports in AUGUR_PERF_RANK1 ("fd port,port,..."): the servers' threads
+// run in rank 0, so a forked child may only exec (host/augur/host/spawn.h). Returns the exit
+// status for main().
 inline int run_two_ranks(const char* name, const std::function<Status(const std::vector<std::uint16_t>&, int, int)>& body,
                          std::size_t engines = std::size(kModes)) {
+  if (const char* given = std::getenv("AUGUR_PERF_RANK1")) {  // rank 1
+    std::istringstream in(given);
+    int fd = -1;
+    std::vector<std::uint16_t> ports;
+    in >> fd;
+    for (std::string p; std::getline(in >> std::ws, p, ',');) ports.push_back(static_cast<std::uint16_t>(std::stoul(p)));
+    if (fd < 0 || ports.size() != engines) {
+      std::fprintf(stderr, "%s (rank 1): bad AUGUR_PERF_RANK1 '%s'\n", name, given);
+      return 1;
+    }
+    Status s = body(ports, 1, fd);
+    if (!s.ok()) std::fprintf(stderr, "%s (rank 1): %s\n", name, s.to_string().c_str());
+    return s.ok() ? 0 : 1;
+  }
   std::vector<std::unique_ptr<host::BootstrapServer>> servers;
   std::vector<std::uint16_t> ports;
+  std::string given;
   for (std::size_t i = 0; i < engines; ++i) {
     // Long: the engines of modes not being measured sit idle on their exchange meanwhile.
     auto s = host::BootstrapServer::start(2, "127.0.0.1", 0, std::chrono::seconds(3600));
@@ -82,19 +113,25 @@ inline int run_two_ranks(const char* name, const std::function<Status(const std:
       return 1;
     }
     ports.push_back(s.value()->port());
+    given.append(i == 0 ? 0 : 1, ',').append(std::to_string(ports.back()));
     servers.push_back(std::move(s.value()));
   }
   int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) return 1;
+  // Only rank 1's end crosses the exec.
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0 || fcntl(sv[1], F_SETFD, 0) != 0) return 1;
+  std::vector<std::string> args = own_args();
+  if (args.empty()) return 1;
+  args[0] = "/proc/self/exe";
+  const host::PreparedExec exec(std::move(args), {"AUGUR_PERF_RANK1=" + std::to_string(sv[1]) + " " + given},
+                                std::string(name) + ": exec of rank 1: ");
   std::fflush(nullptr);
   const pid_t pid = fork();
+  if (pid == 0) exec.exec();
+  close(sv[1]);
   if (pid < 0) return 1;
-  const int rank = pid == 0 ? 1 : 0;
-  close(sv[rank == 0 ? 1 : 0]);
-  Status s = body(ports, rank, sv[rank == 0 ? 0 : 1]);
-  if (!s.ok()) std::fprintf(stderr, "%s (rank %d): %s\n", name, rank, s.to_string().c_str());
+  Status s = body(ports, 0, sv[0]);
+  if (!s.ok()) std::fprintf(stderr, "%s (rank 0): %s\n", name, s.to_string().c_str());
   std::fflush(nullptr);
-  if (rank == 1) _exit(s.ok() ? 0 : 1);
   int st = 0;
   waitpid(pid, &st, 0);
   return s.ok() && WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;

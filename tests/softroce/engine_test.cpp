@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -232,19 +234,22 @@ namespace augur::host {
 namespace {
 
 // A peer that dies is reported to the survivor's pending receive and send, never waited for.
+// Rank 1 is this test re-executed (testing::start_self): the server's thread runs here.
 void dead_peer(EngineConfig::Assist assist) {
-  auto server = BootstrapServer::start(2, "127.0.0.1", 0, 120s);
-  ASSERT_TRUE(server.ok());
-  const std::uint16_t port = server.value()->port();
-  std::fflush(nullptr);
-  pid_t pid = fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {  // rank 1: connects, then dies without a word
-    auto boot = TcpBootstrap::connect("127.0.0.1", port, 1, 2, 120s);
+  const std::string rank1 = assist == EngineConfig::Assist::kOn ? "rank 1 with assist" : "rank 1";
+  if (const char* role = testing::self_role()) {  // rank 1: connects, then dies without a word
+    const char* port = std::getenv("AUGUR_TEST_PORT");
+    if (role != rank1 || port == nullptr) _exit(2);  // not the part this parent started
+    auto boot = TcpBootstrap::connect("127.0.0.1", static_cast<std::uint16_t>(std::atoi(port)), 1, 2, 120s);
     if (!boot.ok()) _exit(1);
     auto e = Engine::create(*boot.value(), {.slots = 8, .eager_limit = 4096, .keepalive_ms = 200, .assist = assist});
     _exit(e.ok() ? 0 : 1);
   }
+  auto server = BootstrapServer::start(2, "127.0.0.1", 0, 120s);
+  ASSERT_TRUE(server.ok());
+  const std::uint16_t port = server.value()->port();
+  const pid_t pid = testing::start_self(rank1, {"AUGUR_TEST_PORT=" + std::to_string(port)});
+  ASSERT_GE(pid, 0);
   auto boot = TcpBootstrap::connect("127.0.0.1", port, 0, 2, 120s);
   ASSERT_TRUE(boot.ok());
   auto e = Engine::create(*boot.value(), {.slots = 8, .eager_limit = 4096, .keepalive_ms = 200, .assist = assist});
