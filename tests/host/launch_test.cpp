@@ -71,6 +71,8 @@ TEST(LaunchCodec, RejectsMalformedRequests) {
 }
 
 // A daemon in a child process on a free loopback port, killed (with its handlers) at the end.
+// The forks here need no exec: the process has one thread (launch.cpp starts none, and this
+// binary has no BootstrapServer or Engine, augur's only threads).
 class DaemonTest : public ::testing::Test {
  protected:
   void start(const std::string& token = "") {
