@@ -36,7 +36,7 @@ void on_signal(int sig) { g_signal = sig; }
 void usage(FILE* f) {
   std::fputs(
       "usage: augurrun -n N [--host-list H1,H2,...] [-x NAME]... [--bootstrap-addr ADDR] [--tag-output]\n"
-      "                [--print-config] PROGRAM [ARGS...]\n"
+      "                [--continue-on-failure] [--print-config] PROGRAM [ARGS...]\n"
       "  -n, -np N          number of ranks\n"
       "  --host-list LIST   hosts for the ranks, round-robin (default $AUGUR_HOSTS, else this host):\n"
       "                     localhost or this host's name/address; netns:NAME (a network namespace\n"
@@ -48,6 +48,9 @@ void usage(FILE* f) {
       "                     127.0.0.1; with netns hosts $AUGUR_SOFTROCE_ADDR1; with remote hosts\n"
       "                     this host's address on the route to the first one)\n"
       "  --tag-output       prefix every output line with [rank]\n"
+      "  --continue-on-failure  when a rank fails, do not stop the others: they learn of it as\n"
+      "                     MPI_ERR_PROC_FAILED and decide (as ULFM's --enable-recovery); the job's\n"
+      "                     exit status is still the failed rank's. Ctrl-C/SIGTERM stop everything\n"
       "  --print-config     print the AUGUR_* settings with their values and exit (unless PROGRAM)\n",
       f);
 }
@@ -167,7 +170,7 @@ struct Host {
 int main(int argc, char** argv) {
   if (argc > 1 && std::strcmp(argv[1], "--rank-proxy") == 0) return rank_proxy(argc, argv);
   int n = -1;
-  bool tag_output = false, print_config = false;
+  bool tag_output = false, print_config = false, continue_on_failure = false;
   std::vector<std::string> hosts;
   std::vector<std::string> forward_env;
   std::string boot_addr;
@@ -197,6 +200,8 @@ int main(int argc, char** argv) {
       boot_addr = next();
     } else if (a == "--tag-output") {
       tag_output = true;
+    } else if (a == "--continue-on-failure") {
+      continue_on_failure = true;
     } else if (a == "--print-config") {
       print_config = true;
     } else if (a == "-h" || a == "--help") {
@@ -389,7 +394,7 @@ int main(int argc, char** argv) {
       exit_code = code;
       primary = is_primary;
     }
-    if (killing) return;
+    if (killing || (continue_on_failure && g_signal == 0)) return;
     killing = true;
     kill_start = std::chrono::steady_clock::now();
     for (auto& k : ranks) {
@@ -433,7 +438,7 @@ int main(int argc, char** argv) {
     } else {
       usleep(20'000);
     }
-    if (g_signal != 0 && !primary) stop_job(std::string("received ") + strsignal(g_signal), 128 + g_signal, true);
+    if (g_signal != 0 && (!primary || !killing)) stop_job(std::string("received ") + strsignal(g_signal), 128 + g_signal, true);
     int st = 0;
     pid_t pid;
     while (running > 0 && (pid = waitpid(-1, &st, WNOHANG)) > 0) {
@@ -468,7 +473,9 @@ int main(int argc, char** argv) {
     }
   }
   std::fflush(stdout);
-  if (!reason.empty()) std::fprintf(stderr, "augurrun: %s; stopped the job\n", reason.c_str());
+  if (!reason.empty()) {
+    std::fprintf(stderr, "augurrun: %s; %s\n", reason.c_str(), killing ? "stopped the job" : "the other ranks went on");
+  }
   std::fflush(nullptr);
   _exit(exit_code);
 }
