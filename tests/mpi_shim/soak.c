@@ -20,6 +20,7 @@
  * Usage: soak [--seconds S] [--report S] [--warmup S] [--max-bytes N] [--out FILE]
  *             [--rss-log FILE] [--rss-slack-kib K]
  */
+#include <malloc.h>
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -99,6 +100,10 @@ static long size_draw(Rng* r, long eager, long max) {
   if (top > max) top = max;
   return pick(r, 0, top);
 }
+
+/* Bytes the program (and the library) hold in malloc'd blocks: with RSS, tells a leak (this
+ * grows) from heap fragmentation (RSS grows, this does not). glibc keeps freed memory mapped. */
+static long heap_kib(void) { return (long)(mallinfo2().uordblks / 1024); }
 
 static long rss_kib(void) {
   FILE* f = fopen("/proc/self/statm", "r");
@@ -372,6 +377,10 @@ int main(int argc, char** argv) {
   long* rss = calloc((size_t)g_size, sizeof(long));
   long* rss_base = calloc((size_t)g_size, sizeof(long));
   long* rss_first = calloc((size_t)g_size, sizeof(long));
+  long* heap = calloc((size_t)g_size, sizeof(long));
+  long* heap_base = calloc((size_t)g_size, sizeof(long));
+  long* heap_first = calloc((size_t)g_size, sizeof(long));
+  long* both = calloc(2 * (size_t)g_size, sizeof(long));
   int have_base = 0;
   const double t0 = MPI_Wtime();
   double next_report = report;
@@ -386,19 +395,29 @@ int main(int argc, char** argv) {
     }
     MPI_OK(MPI_Bcast(&what, 1, MPI_INT, 0, MPI_COMM_WORLD));
     if (what == 2 || what == 0) {
-      long mine = rss_kib();
-      MPI_OK(MPI_Gather(&mine, 1, MPI_LONG, rss, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+      long mine[2] = {rss_kib(), heap_kib()};
+      MPI_OK(MPI_Gather(mine, 2, MPI_LONG, both, 2, MPI_LONG, 0, MPI_COMM_WORLD));
+      for (int q = 0; g_rank == 0 && q < g_size; ++q) {
+        rss[q] = both[2 * q];
+        heap[q] = both[2 * q + 1];
+      }
       long long mine4[4] = {g_sent, g_bytes_sent, g_errors, g_cancelled}, all4[4] = {0, 0, 0, 0};
       MPI_OK(MPI_Reduce(mine4, all4, 4, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
       if (g_rank == 0) {
-        if (it == 0) memcpy(rss_first, rss, (size_t)g_size * sizeof(long));
+        if (it == 0) {
+          memcpy(rss_first, rss, (size_t)g_size * sizeof(long));
+          memcpy(heap_first, heap, (size_t)g_size * sizeof(long));
+        }
         if (!have_base && now >= warmup) {
           memcpy(rss_base, rss, (size_t)g_size * sizeof(long));
+          memcpy(heap_base, heap, (size_t)g_size * sizeof(long));
           have_base = 1;
         }
         printf("soak: t=%.0fs iteration=%ld messages=%lld bytes=%lld cancelled=%lld errors=%lld rss_kib=", now, it,
                all4[0], all4[1], all4[3], all4[2]);
         for (int q = 0; q < g_size; ++q) printf("%s%ld", q ? "," : "", rss[q]);
+        printf(" heap_kib=");
+        for (int q = 0; q < g_size; ++q) printf("%s%ld", q ? "," : "", heap[q]);
         putchar('\n');
         fflush(stdout);
         if (log != NULL) {
@@ -420,7 +439,10 @@ int main(int argc, char** argv) {
   MPI_OK(MPI_Reduce(mine, all, 6, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD));
   int failed = 0;
   if (g_rank == 0) {
-    if (!have_base) memcpy(rss_base, rss_first, (size_t)g_size * sizeof(long));
+    if (!have_base) {
+      memcpy(rss_base, rss_first, (size_t)g_size * sizeof(long));
+      memcpy(heap_base, heap_first, (size_t)g_size * sizeof(long));
+    }
     if (all[0] != all[1] || all[2] != all[3]) {
       printf("soak: FAILED: %lld messages (%lld bytes) sent, %lld (%lld bytes) received\n", all[0], all[2], all[1], all[3]);
       failed = 1;
@@ -453,6 +475,8 @@ int main(int argc, char** argv) {
                 all[2], all[3], all[5], all[4], warmup);
         for (int q = 0; q < g_size; ++q) {
           fprintf(f, "rank%d_rss_kib start=%ld after_warmup=%ld end=%ld\n", q, rss_first[q], rss_base[q], rss[q]);
+          fprintf(f, "rank%d_heap_in_use_kib start=%ld after_warmup=%ld end=%ld\n", q, heap_first[q], heap_base[q],
+                  heap[q]);
         }
         fprintf(f, "result=%s\n", failed ? "FAILED" : "passed");
         fclose(f);
@@ -464,6 +488,10 @@ int main(int argc, char** argv) {
   free(rss);
   free(rss_base);
   free(rss_first);
+  free(heap);
+  free(heap_base);
+  free(heap_first);
+  free(both);
   free(sbuf);
   free(rbuf);
   free(big);

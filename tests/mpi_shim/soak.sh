@@ -17,6 +17,7 @@ export AUGUR_RCACHE_MAX_ENTRIES=${AUGUR_RCACHE_MAX_ENTRIES:-128}
 export AUGUR_STATS=1
 mkdir -p "$out" || exit 2
 rm -f "$out/result.txt" "$out/rss.dat"
+: >"$out/stdout.txt"  # so that tail below shows nothing of an earlier run
 echo "soak.sh: $run -n $ranks $prog --seconds $secs (AUGUR_RCACHE_MAX_BYTES=$AUGUR_RCACHE_MAX_BYTES AUGUR_RCACHE_MAX_ENTRIES=$AUGUR_RCACHE_MAX_ENTRIES)"
 timeout -k 10 $((secs * 2 + 300)) "$run" -n "$ranks" "$prog" --seconds "$secs" --out "$out/result.txt" \
   --rss-log "$out/rss.dat" "$@" >"$out/stdout.txt" 2>"$out/stderr.txt" &
