@@ -334,7 +334,7 @@ class Engine {
   Status post_layout_reads(int peer, Read& rd, std::uint32_t cookie);
   Status start_layout_read(int peer, PendingRead& pr);
   bool do_cancel(const RequestPtr& r);
-  void finish(Request& r, Path path, Status st = Status::Ok());
+  inline void finish(Request& r, Path path, Status st = Status::Ok());  // in host/engine_internal.h
   // Assist thread.
   Status start_assist();
   void assist_main();

@@ -1,0 +1,139 @@
+// Configuration and counters: engine_config_from_settings reads the AUGUR_* settings (docs/settings.md) into
+// an EngineConfig, and stats_line/counters/rcache_counters report what the engine did (the augur-stats line
+// printed with AUGUR_STATS=1). Separate because none of it is on a message's path.
+
+#include "augur/host/engine.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <string>
+
+#include "augur/settings.h"
+
+namespace augur::host {
+
+std::string Engine::stats_line() const {
+  const nic::RegCacheCounters rc = rcache_counters();
+  const EngineCounters c = counters();
+  std::string s = "augur-stats rank=" + std::to_string(rank_);
+  auto kv = [&s](const char* k, std::uint64_t v) { s.append(" ").append(k).append("=").append(std::to_string(v)); };
+  kv("direct_msgs", c.direct_msgs);
+  kv("bounce_msgs", c.bounce_msgs);
+  kv("rndv_msgs", c.rndv_msgs);
+  kv("bytes_copied", c.bytes_copied);
+  kv("pred_hits", c.pred_hits);
+  kv("pred_misses", c.pred_misses);
+  kv("pred_abstains", c.pred_abstains);
+  kv("credits_issued", c.credits_issued);
+  kv("credits_used", c.credits_used);
+  kv("credits_revoked", c.credits_revoked);
+  kv("rcache_hits", rc.hits);
+  kv("rcache_misses", rc.misses);
+  kv("self_msgs", c.self_msgs);
+  kv("unexpected_msgs", c.unexpected_msgs);
+  kv("truncated", c.truncated);
+  kv("direct_sends", c.direct_sends);
+  kv("credits_armed_ahead", c.credits_armed_ahead);
+  kv("pred_suspended", c.pred_suspended);
+  kv("credit_pauses", c.credit_pauses);
+  kv("credits_rearmed", c.credits_rearmed);
+  kv("sge_sends", c.sge_sends);
+  kv("sge_recvs", c.sge_recvs);
+  kv("rcache_evictions", rc.evictions);
+  kv("rcache_refused", rc.refused);
+  kv("rcache_peak_bytes", rc.peak_bytes);
+  kv("rcache_peak_entries", rc.peak_entries);
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
+  return s;
+}
+
+EngineCounters Engine::counters() const {
+  EngineCounters c;
+  call_in_assist([&] { c = counters_; });
+  return c;
+}
+
+nic::RegCacheCounters Engine::rcache_counters() const {
+  nic::RegCacheCounters c;
+  call_in_assist([&] { c = rcache_sum(); });
+  return c;
+}
+
+nic::RegCacheCounters Engine::rcache_sum() const {
+  nic::RegCacheCounters c = send_cache_->counters();
+  const nic::RegCacheCounters& r = recv_cache_->counters();
+  c.hits += r.hits;
+  c.misses += r.misses;
+  c.evictions += r.evictions;
+  c.invalidations += r.invalidations;
+  c.releases += r.releases;
+  c.refused += r.refused;
+  // Each cache has its own bound: the larger peak is what to compare with it.
+  c.peak_bytes = std::max(c.peak_bytes, r.peak_bytes);
+  c.peak_entries = std::max(c.peak_entries, r.peak_entries);
+  return c;
+}
+
+Result<EngineConfig> engine_config_from_settings() {
+  EngineConfig c;
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t slots, setting_int("AUGUR_SLOTS", 2, 32767));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t eager, setting_int("AUGUR_EAGER_LIMIT", 64, 1 << 20));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t keepalive, setting_int("AUGUR_KEEPALIVE_MS", 10, 3'600'000));
+  c.slots = static_cast<std::uint32_t>(slots);
+  c.eager_limit = static_cast<std::uint32_t>(eager);
+  c.keepalive_ms = static_cast<std::uint32_t>(keepalive);
+  AUGUR_ASSIGN_OR_RETURN(std::string steering, setting_string("AUGUR_STEERING"));
+  if (steering == "off") {
+    c.steering = Steering::kOff;
+  } else if (steering == "posted") {
+    c.steering = Steering::kPosted;
+  } else if (steering == "predicted") {
+    c.steering = Steering::kPredicted;
+  } else {
+    return Status(Code::kInvalidArgument, "AUGUR_STEERING=" + steering + ": expected off, posted or predicted");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t credits, setting_int("AUGUR_CREDITS", 1, nic::kMaxCreditSlots));
+  c.credit_slots = static_cast<std::uint32_t>(credits);
+  AUGUR_ASSIGN_OR_RETURN(c.predictor, setting_string("AUGUR_PREDICTOR"));
+  const auto names = predictor::predictor_names();
+  if (std::find(names.begin(), names.end(), c.predictor) == names.end()) {
+    return Status(Code::kInvalidArgument, "AUGUR_PREDICTOR=" + c.predictor + ": not a predictor name (see docs/predictor.md)");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t depth, setting_int("AUGUR_PREDICT_DEPTH", 1, 16));
+  c.predict_depth = static_cast<std::uint32_t>(depth);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t stats, setting_int("AUGUR_STATS", 0, 1));
+  c.stats = stats == 1;
+  AUGUR_ASSIGN_OR_RETURN(std::string wait, setting_string("AUGUR_WAIT"));
+  if (wait == "spin") {
+    c.wait = WaitPolicy::kSpin;
+  } else if (wait == "block") {
+    c.wait = WaitPolicy::kBlock;
+  } else if (wait == "hybrid") {
+    c.wait = WaitPolicy::kHybrid;
+  } else {
+    return Status(Code::kInvalidArgument, "AUGUR_WAIT=" + wait + ": expected spin, block or hybrid");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t spin_us, setting_int("AUGUR_SPIN_US", 0, 10'000'000));
+  c.spin_us = static_cast<std::uint32_t>(spin_us);
+  AUGUR_ASSIGN_OR_RETURN(std::string assist, setting_string("AUGUR_ASSIST"));
+  if (assist == "on") {
+    c.assist = EngineConfig::Assist::kOn;
+  } else if (assist == "off") {
+    c.assist = EngineConfig::Assist::kOff;
+  } else if (assist == "auto") {
+    c.assist = EngineConfig::Assist::kAuto;
+  } else {
+    return Status(Code::kInvalidArgument, "AUGUR_ASSIST=" + assist + ": expected on, off or auto");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t core, setting_int("AUGUR_ASSIST_CORE", -1, 65535));
+  c.assist_core = static_cast<int>(core);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t sge_runs, setting_int("AUGUR_SGE_MAX_RUNS", 0, 65536));
+  c.sge_max_runs = static_cast<std::uint32_t>(sge_runs);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t direct_min, setting_int("AUGUR_DIRECT_MIN", 1, 1 << 20));
+  c.direct_min = static_cast<std::uint32_t>(direct_min);
+  return c;
+}
+
+}  // namespace augur::host

@@ -1,0 +1,37 @@
+// Helpers shared by the engine's .cpp files (host/engine*.cpp), which split one class, Engine, by
+// concern. Internal to libaugur_host: not under host/augur/, not installed. Inline because they
+// are on every message's path and each file must be able to inline them without LTO's help.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+
+#include "augur/host/engine.h"
+
+namespace augur::host::engine_detail {
+
+inline std::uint64_t envelope_key(std::uint32_t context, std::int32_t tag) {
+  return std::uint64_t{context} << 32 | static_cast<std::uint32_t>(tag);
+}
+
+inline predictor::Options predictor_options(const EngineConfig& cfg) {
+  predictor::Options o;
+  o.window = std::max<std::uint32_t>(1, cfg.predict_depth);
+  return o;
+}
+
+}  // namespace augur::host::engine_detail
+
+namespace augur::host {
+
+// Inline here, not in engine.cpp: with one definition out of line, LTO's inliner kept calls to
+// it in start_send and on_direct (augur-perf-lat) that the single-file engine had inlined.
+inline void Engine::finish(Request& r, Path path, Status st) {
+  r.path = path;
+  r.status = std::move(st);
+  r.done.store(true, std::memory_order_seq_cst);  // seq_cst: see wake_waiters
+  ++completions_;
+}
+
+}  // namespace augur::host

@@ -1,0 +1,174 @@
+// The rendezvous protocol, for messages above the eager limit and synchronous sends: the RTS body of a
+// non-contiguous send (run_list_rts), the receiver's RDMA READs into the receive buffer or layout
+// (start_reads, start_layout_read, post_layout_reads), and the FIN that releases the sender (queue_fin,
+// on_fin). Separate because it owns the registrations and READ bookkeeping (reads_, read_queue) that no
+// other protocol touches.
+
+#include "augur/host/engine.h"
+
+#include <algorithm>
+#include <string>
+#include <utility>
+
+#include "augur/compiler.h"
+#include "engine_internal.h"
+
+namespace augur::host {
+
+namespace {
+
+struct PinnedLayout {
+  std::vector<nic::RegCache::Handle> pins;
+  std::vector<std::uint32_t> keys;  // per run: lkey or rkey
+};
+
+// Registers a layout: its covering range in one region when that range is not much more than
+// the data (one key, one cache entry), else run by run (gaps may be unmapped or huge).
+Result<PinnedLayout> pin_layout(nic::RegCache& cache, std::span<const IoRun> runs, bool remote) {
+  PinnedLayout out;
+  std::byte* lo = runs[0].addr;
+  std::byte* hi = runs[0].addr + runs[0].length;
+  std::size_t total = 0;
+  for (const IoRun& r : runs) {
+    lo = std::min(lo, r.addr);
+    hi = std::max(hi, r.addr + r.length);
+    total += r.length;
+  }
+  const auto span = static_cast<std::size_t>(hi - lo);
+  if (span <= std::max<std::size_t>(4 * total, std::size_t{1} << 20)) {
+    if (Result<nic::RegCache::Handle> h = cache.acquire(lo, span); h.ok()) {
+      out.keys.assign(runs.size(), remote ? h->rkey() : h->lkey());
+      out.pins.push_back(std::move(h.value()));
+      return out;
+    }
+  }
+  for (const IoRun& r : runs) {
+    AUGUR_ASSIGN_OR_RETURN(nic::RegCache::Handle h, cache.acquire(r.addr, r.length));
+    out.keys.push_back(remote ? h.rkey() : h.lkey());
+    out.pins.push_back(std::move(h));
+  }
+  return out;
+}
+
+}  // namespace
+
+AUGUR_COLD_PATH Status Engine::start_reads(int peer) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (p.posting >= 0) {  // a layout read's READs first: they hold registrations until the FIN
+    const auto cookie = static_cast<std::uint32_t>(p.posting);
+    AUGUR_RETURN_IF_ERROR(post_layout_reads(peer, *reads_[cookie], cookie));
+    if (p.posting >= 0) return Status::Ok();  // no room yet
+  }
+  while (!p.read_queue.empty() && p.reads_in_flight < Channel::kMaxReads) {
+    PendingRead pr = std::move(p.read_queue.front());
+    p.read_queue.pop_front();
+    if (pr.n == 0) {  // nothing to move (empty or zero-size buffer): answer at once
+      ++counters_.rndv_msgs;
+      finish(*pr.req, Path::kRendezvous, pr.req->status);
+      queue_fin(peer, pr.rts_seq);
+      continue;
+    }
+    if (!pr.remote_runs.empty() || !pr.req->runs.empty()) {
+      AUGUR_RETURN_IF_ERROR(start_layout_read(peer, pr));
+      if (p.posting >= 0) break;  // the rest of its READs when room frees
+      continue;
+    }
+    Result<nic::RegCache::Handle> got = recv_cache_->acquire(pr.buf, pr.n);
+    if (!got.ok()) {  // e.g. the cache's bound: this receive fails, the sender is released, the job goes on
+      finish(*pr.req, Path::kNone, got.status().context("registering the receive buffer for a rendezvous READ"));
+      queue_fin(peer, pr.rts_seq);
+      continue;
+    }
+    nic::RegCache::Handle pin = std::move(got.value());
+    auto it = std::find(reads_.begin(), reads_.end(), nullptr);
+    const auto cookie = static_cast<std::uint32_t>(it - reads_.begin());
+    const nic::Sge sge{reinterpret_cast<std::uintptr_t>(pr.buf), static_cast<std::uint32_t>(pr.n), pin.lkey()};
+    AUGUR_RETURN_IF_ERROR(p.ch->post_read(cookie, sge, pr.remote.addr, pr.remote.rkey));
+    auto rd = std::make_unique<Read>(Read{pr.req, std::move(pin), peer, pr.rts_seq, {}, {}, 0, 1});
+    if (it == reads_.end()) {
+      reads_.push_back(std::move(rd));
+    } else {
+      *it = std::move(rd);
+    }
+    ++p.reads_in_flight;
+  }
+  return Status::Ok();
+}
+
+void Engine::queue_fin(int peer, std::uint32_t rts_seq) {
+  OutMsg fin{};
+  fin.type = nic::MsgType::kFin;
+  fin.length = rts_seq;
+  peers_[static_cast<std::size_t>(peer)].out.push_front(std::move(fin));  // not matched: may pass data
+}
+
+Status Engine::on_fin(int peer, std::uint32_t rts_seq) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  auto it = std::find_if(p.awaiting_fin.begin(), p.awaiting_fin.end(), [&](const auto& e) { return e.first == rts_seq; });
+  if (it == p.awaiting_fin.end()) {
+    return Status(Code::kProtocol, "FIN from rank " + std::to_string(peer) + " for unknown RTS " + std::to_string(rts_seq));
+  }
+  finish(*it->second.req, Path::kRendezvous);
+  p.awaiting_fin.erase(it);  // unpins the send buffer
+  return Status::Ok();
+}
+
+Result<std::vector<std::byte>> Engine::run_list_rts(std::span<const IoRun> runs, std::size_t len,
+                                                    std::vector<nic::RegCache::Handle>& pins) {
+  AUGUR_ASSIGN_OR_RETURN(PinnedLayout pinned, pin_layout(*send_cache_, runs, true));
+  std::vector<nic::RemoteRun> remote(runs.size());
+  for (std::size_t i = 0; i < remote.size(); ++i) {
+    remote[i] = {reinterpret_cast<std::uintptr_t>(runs[i].addr), static_cast<std::uint32_t>(runs[i].length), pinned.keys[i]};
+  }
+  std::vector<std::byte> body(nic::run_list_bytes(remote.size()));
+  nic::encode_run_list(len, remote, body);
+  pins = std::move(pinned.pins);
+  return body;
+}
+
+Status Engine::start_layout_read(int peer, PendingRead& pr) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  std::vector<nic::RemoteRun> remote = std::move(pr.remote_runs);
+  if (remote.empty()) remote.push_back({pr.remote.addr, static_cast<std::uint32_t>(pr.remote.length), pr.remote.rkey});
+  const std::vector<IoRun> one{{pr.buf, pr.n}};
+  const std::span<const IoRun> local = pr.req->runs.empty() ? std::span<const IoRun>(one) : std::span<const IoRun>(pr.req->runs);
+  Result<PinnedLayout> pinned = pin_layout(*recv_cache_, local, false);
+  if (!pinned.ok()) {  // this receive fails (nothing read); the sender is released
+    finish(*pr.req, Path::kNone, pinned.status().context("registering the receive layout"));
+    queue_fin(peer, pr.rts_seq);
+    return Status::Ok();
+  }
+  auto rd = std::make_unique<Read>(Read{pr.req, {}, peer, pr.rts_seq, {}, {}, 0, 1});
+  rd->plan = plan_reads(remote, local, pinned->keys, pr.n, p.ch->max_sge());
+  std::size_t planned = 0;
+  for (const nic::Sge& s : rd->plan.sges) planned += s.length;
+  if (planned != pr.n) {
+    return Status(Code::kInternal, "read plan covers " + std::to_string(planned) + " of " + std::to_string(pr.n) + " bytes");
+  }
+  rd->pins = std::move(pinned->pins);
+  rd->left = static_cast<std::uint32_t>(rd->plan.wrs.size());
+  auto it = std::find(reads_.begin(), reads_.end(), nullptr);
+  const auto cookie = static_cast<std::uint32_t>(it - reads_.begin());
+  if (it == reads_.end()) {
+    reads_.push_back(std::move(rd));
+  } else {
+    *it = std::move(rd);
+  }
+  p.posting = cookie;
+  return post_layout_reads(peer, *reads_[cookie], cookie);
+}
+
+Status Engine::post_layout_reads(int peer, Read& rd, std::uint32_t cookie) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  while (rd.posted < rd.plan.wrs.size() && p.reads_in_flight < Channel::kMaxReads) {
+    const ReadWr& w = rd.plan.wrs[rd.posted];
+    AUGUR_RETURN_IF_ERROR(p.ch->post_read(cookie, std::span<const nic::Sge>(rd.plan.sges).subspan(w.first, w.count),
+                                          w.remote_addr, w.rkey));
+    ++rd.posted;
+    ++p.reads_in_flight;
+  }
+  if (rd.posted == rd.plan.wrs.size()) p.posting = -1;
+  return Status::Ok();
+}
+
+}  // namespace augur::host
