@@ -295,7 +295,8 @@ Status Engine::on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generat
 
 std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(Peer& p, std::uint32_t context,
                                                                                  std::int32_t tag, std::size_t length) const {
-  const auto last = p.last_sent.find(envelope_key(context, tag));
+  const auto found = p.last_sent.find(envelope_key(context, tag));
+  const std::optional<std::uint32_t> last = found != p.last_sent.end() ? std::optional(found->second) : p.last_sent_floor;
   for (std::uint32_t k = 0; k < p.ch->credit_slots(); ++k) {
     if (p.ch->arm_word(k) == p.dead_arm[k]) continue;  // free (0), or known void
     std::optional<Channel::Credit> c = p.ch->armed_credit(k);
@@ -307,7 +308,7 @@ std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(
     if (c->entry.context != context || c->entry.tag != tag || c->entry.capacity < length) continue;
     // Void when a message with this envelope went out since the receive was posted: that
     // message takes the receive. For good: the envelope's last sequence number only grows.
-    if (last != p.last_sent.end() && seq_at_or_after(last->second, c->arm.valid_from_seq)) {
+    if (last && seq_at_or_after(*last, c->arm.valid_from_seq)) {
       p.dead_arm[k] = c->arm_word;
       continue;
     }

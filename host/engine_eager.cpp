@@ -46,8 +46,16 @@ AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, s
     if (!sent) return Path::kNone;
     path = Path::kBounce;
   }
-  p.last_sent[envelope_key(context, tag)] = seq;
+  note_sent(p, envelope_key(context, tag), seq);
   return path;
+}
+
+void Engine::note_sent(Peer& p, std::uint64_t envelope, std::uint32_t seq) {
+  if (p.last_sent.size() >= kMaxEnvelopesPerPeer && !p.last_sent.contains(envelope)) {
+    p.last_sent.clear();
+    p.last_sent_floor = seq;  // every envelope cleared was last sent before this message
+  }
+  p.last_sent[envelope] = seq;
 }
 
 Status Engine::push_sends(int peer) {
@@ -66,7 +74,7 @@ Status Engine::push_sends(int peer) {
     AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(m.type, m.context, m.tag, m.length, m.body));
     if (!sent) break;
     if (m.type == nic::MsgType::kRts || m.type == nic::MsgType::kRtsRuns) {
-      if (cfg_.steering != Steering::kOff) p.last_sent[envelope_key(m.context, m.tag)] = seq;
+      if (cfg_.steering != Steering::kOff) note_sent(p, envelope_key(m.context, m.tag), seq);
       p.awaiting_fin.emplace_back(seq, std::move(m));
     }
     p.out.pop_front();

@@ -284,7 +284,11 @@ class Engine {
     std::vector<GivenCredit> given;  // credits we gave this peer, by slot
     // Sending side: (context << 32 | tag) -> sequence number of the last data message sent with
     // that envelope; a credit whose valid_from_seq is not after it is void.
+    // Bounded (programs whose tags never repeat would grow it forever): when full it is cleared
+    // and `last_sent_floor` stands for every envelope not in it, as if last sent then, which
+    // can only void a credit that was in fact still good (a bounce instead), never the reverse.
     std::unordered_map<std::uint64_t, std::uint32_t> last_sent;
+    std::optional<std::uint32_t> last_sent_floor;
     std::vector<std::uint32_t> revoked;  // by slot: generation+1 of the credit the peer revoked
     // By slot: the arm word of a credit found void for good (revoked, or its envelope sent since
     // it was armed), so that later sends skip it with one load instead of parsing it again.
@@ -373,6 +377,9 @@ class Engine {
   void credit_outcome(Peer& p, bool used);
   Status on_direct(int peer, std::uint32_t slot, std::uint32_t length);
   Status on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation);
+  // Records the last data message sent with an envelope, within Peer::last_sent's bound.
+  static void note_sent(Peer& p, std::uint64_t envelope, std::uint32_t seq);
+  static constexpr std::size_t kMaxEnvelopesPerPeer = 4096;
   std::optional<std::pair<std::uint32_t, nic::CreditEntry>> usable_credit(Peer& p, std::uint32_t context, std::int32_t tag,
                                                                           std::size_t length) const;
   // Sends an eager message now, through a usable credit or a bounce slot; kNone: no room yet.
