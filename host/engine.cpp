@@ -427,9 +427,11 @@ void Engine::deliver(int peer, const Arrival& a) {
   if (st.code() == Code::kProtocol) {
     // A peer that breaks the protocol cannot be trusted with anything further: fail it, so that
     // every request that involves it ends with the reason and the program is told.
-    st = fail_peer(peer, malformed(peer, st));
+    st = fail_peer(peer, malformed(peer, st));  // names the rank already
+  } else {
+    st = st.context("from rank " + std::to_string(peer));
   }
-  if (deferred_.ok()) deferred_ = st.context("from rank " + std::to_string(peer));
+  if (deferred_.ok()) deferred_ = st;
 }
 
 Status Engine::fail_peer(int peer, const Status& why) {
