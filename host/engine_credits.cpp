@@ -20,7 +20,10 @@ using engine_detail::predictor_options;
 
 namespace {
 
-constexpr std::size_t kMaxPredictedCalls = 1 << 16;
+// Distinct receive calls the predictor's tables hold before they start over. The application
+// traces in docs/predictor.md have 6-36 distinct calls per rank; a program whose buffers or counts
+// never repeat would otherwise grow them by ~150 bytes a call (+8 MiB in a 30-minute soak).
+constexpr std::size_t kMaxPredictedCalls = 4096;
 
 // Credit usefulness per peer (predicted mode): out of the last kWindow credits resolved, fewer
 // than kMinUsed used means the peer's messages outrun our receives; crediting then only costs.
@@ -180,7 +183,7 @@ Status Engine::observe_receive(const void* buf, std::size_t len, int source, std
     // Buffers that never repeat (fresh allocations) would grow the tables without end: start over.
     AUGUR_ASSIGN_OR_RETURN(predictor_, predictor::make_predictor(cfg_.predictor, predictor_options(cfg_)));
     interner_ = predictor::Interner{};
-    call_of_id_.clear();
+    call_of_id_ = {};  // clear() would keep its capacity
     predicted_.clear();
   }
   const predictor::Event ev = interner_.intern(c);
