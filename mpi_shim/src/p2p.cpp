@@ -253,8 +253,9 @@ MPI_Comm handle_of(const CommPtr& c) {
 Err isend_common(const char* mode, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                  MPI_Request* request) {
   const bool synchronous = std::string_view(mode) == "synchronous";
-  AUGUR_ERR_RETURN(check_p2p(buf, count, dt, dest, tag, comm, false));
   if (request == nullptr) return err(MPI_ERR_ARG, "null request pointer");
+  *request = MPI_REQUEST_NULL;  // a program that goes on after an error then waits on nothing
+  AUGUR_ERR_RETURN(check_p2p(buf, count, dt, dest, tag, comm, false));
   auto r = std::make_shared<Req>();
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(start_send(*r, buf, count, type_ptr(dt), dest, tag, c, c->p2p_ctx(), synchronous));
@@ -263,8 +264,9 @@ Err isend_common(const char* mode, const void* buf, int count, MPI_Datatype dt, 
 }
 
 Err irecv_common(void* buf, int count, MPI_Datatype dt, int source, int tag, MPI_Comm comm, MPI_Request* request) {
-  AUGUR_ERR_RETURN(check_p2p(buf, count, dt, source, tag, comm, true));
   if (request == nullptr) return err(MPI_ERR_ARG, "null request pointer");
+  *request = MPI_REQUEST_NULL;
+  AUGUR_ERR_RETURN(check_p2p(buf, count, dt, source, tag, comm, true));
   auto r = std::make_shared<Req>();
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(start_recv(*r, buf, count, type_ptr(dt), source, tag, c, c->p2p_ctx()));
@@ -467,6 +469,7 @@ AUGUR_MPI_FN(int, Ibsend,
              (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request),
              (buf, count, datatype, dest, tag, comm, request)) {
   if (request == nullptr) return raise(comm, "MPI_Ibsend", err(MPI_ERR_ARG, "null request pointer"));
+  *request = MPI_REQUEST_NULL;
   AUGUR_MPI_CHECK(comm, "MPI_Ibsend", bsend_common(buf, count, datatype, dest, tag, comm));
   auto r = std::make_shared<Req>();
   r->done_local = true;  // the user's buffer is free at once
@@ -640,6 +643,7 @@ AUGUR_MPI_FN(int, Imrecv, (void* buf, int count, MPI_Datatype datatype, MPI_Mess
              (buf, count, datatype, message, request)) {
   const char* fn = "MPI_Imrecv";
   if (request == nullptr) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null request pointer"));
+  *request = MPI_REQUEST_NULL;
   auto r = std::make_shared<Req>();
   MPI_Comm on = MPI_COMM_WORLD;
   AUGUR_MPI_CHECK(on, fn, mrecv_start(*r, buf, count, datatype, message, &on));

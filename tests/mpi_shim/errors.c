@@ -40,7 +40,14 @@ int main(int argc, char** argv) {
   EXPECT_CLASS(MPI_Send(x, -1, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_COUNT);
   EXPECT_CLASS(MPI_Send(x, 1, MPI_INT, 0, -3, MPI_COMM_WORLD), MPI_ERR_TAG);
   EXPECT_CLASS(MPI_Send(x, 1, MPI_INT, 0, MPI_ANY_TAG, MPI_COMM_WORLD), MPI_ERR_TAG);
+  /* A failed start leaves MPI_REQUEST_NULL, not a stale handle a later wait would act on. */
+  req = 12345;
   EXPECT_CLASS(MPI_Irecv(x, 1, MPI_INT, 0, -7, MPI_COMM_WORLD, &req), MPI_ERR_TAG);
+  CHECK(req == MPI_REQUEST_NULL, "a failed MPI_Irecv left request %d", (int)req);
+  req = 12345;
+  EXPECT_CLASS(MPI_Isend(x, 1, MPI_INT, g_size, 0, MPI_COMM_WORLD, &req), MPI_ERR_RANK);
+  CHECK(req == MPI_REQUEST_NULL, "a failed MPI_Isend left request %d", (int)req);
+  EXPECT_CLASS(MPI_Wait(&req, &st), MPI_SUCCESS);
   EXPECT_CLASS(MPI_Send(x, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
   EXPECT_CLASS(MPI_Send(x, 1, 12345, 0, 0, MPI_COMM_WORLD), MPI_ERR_TYPE);
   EXPECT_CLASS(MPI_Send(NULL, 3, MPI_INT, 0, 0, MPI_COMM_WORLD), MPI_ERR_BUFFER);
