@@ -12,7 +12,7 @@ constexpr std::array kSettings{
     Setting{"AUGUR_DEVICE", "", "verbs device to use (e.g. rxe0, mlx5_0); empty: the first one listed"},
     Setting{"AUGUR_PORT", "1", "port number on the device"},
     Setting{"AUGUR_GID_INDEX", "-1", "GID index for RoCE; -1: the RoCE v2 IPv4-mapped entry, else the first RoCE v2 one"},
-    Setting{"AUGUR_QP_TIMEOUT", "14", "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31)"},
+    Setting{"AUGUR_QP_TIMEOUT", "16", "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31); with the retries, how long a link may drop packets before its peers are failed (16 and 7: 2.1 s)"},
     Setting{"AUGUR_QP_RETRY_COUNT", "7", "RC transport retries before a peer is reported dead (0-7)"},
     Setting{"AUGUR_EAGER_LIMIT", "8192", "largest message sent eagerly through bounce slots (bytes); larger ones use rendezvous"},
     Setting{"AUGUR_SLOTS", "64", "bounce slots per peer and direction (2-32767): bound unexpected-message memory and messages in flight"},

@@ -122,6 +122,7 @@ Result<Request> read_request(int fd, Bytes& in) {
 
 // One connection: runs one rank and relays until it has exited and its output is drained.
 int handle_connection(int fd, const std::string& token, const std::string& peer) {
+  tcp::enable_keepalive(fd);  // a launcher cut off ends its rank, as one that closed the connection does
   Bytes in;
   Result<Request> req = read_request(fd, in);
   if (!req.ok()) {
@@ -259,6 +260,7 @@ Result<int> run_remote(const std::string& host, std::uint16_t port, const Reques
     int fd;
     ~Closer() { ::close(fd); }
   } closer{fd};
+  tcp::enable_keepalive(fd);  // a host cut off is reported within seconds, not after TCP's 15 minutes
   const Bytes payload = encode(req);
   if (payload.size() > kMaxRequestBytes) return Status(Code::kInvalidArgument, "launch request larger than 1 MiB");
   AUGUR_RETURN_IF_ERROR(tcp::write_all(fd, frame(FrameType::kLaunch, payload.data(), payload.size()), "launch"));

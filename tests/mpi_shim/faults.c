@@ -7,7 +7,9 @@
  *   flood           rank 1 floods rank 0 with eager messages and is SIGKILLed mid-flood
  *   rendezvous      rank 1 sends 32 MiB by rendezvous and is SIGKILLed while rank 0 READs it
  *   collective      the last rank is SIGKILLed inside a loop of allreduces
- *   hang            every rank computes forever (for launcher kill / SIGTERM tests) */
+ *   hang            every rank computes forever (for launcher kill / SIGTERM tests)
+ *   link SECS       pairs swap checked eager and rendezvous messages for SECS seconds; a rank
+ *                   that meets an error prints when (wall clock) and exits (for mpi_link.sh) */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -31,6 +33,19 @@ static void report(int rc, double since) {
   MPI_Error_string(cls, name, &len);
   printf("rank %d: detected: %s (class %d) after %.0f ms\n", rank, cls == MPI_ERR_PROC_FAILED ? "MPI_ERR_PROC_FAILED" : name,
          cls, now_ms() - since);
+  fflush(stdout);
+  _exit(cls == MPI_ERR_PROC_FAILED ? 0 : 4);
+}
+
+/* link mode: when (wall clock, comparable with the script's `date`) the error was seen. */
+static void link_report(int rc, long exchanges) {
+  struct timespec w;
+  clock_gettime(CLOCK_REALTIME, &w);
+  int cls = 0;
+  MPI_Error_class(rc, &cls);
+  printf("rank %d: detected: %s (class %d) at %lld.%03ld after %ld exchanges\n", rank,
+         cls == MPI_ERR_PROC_FAILED ? "MPI_ERR_PROC_FAILED" : "another class", cls, (long long)w.tv_sec,
+         w.tv_nsec / 1000000, exchanges);
   fflush(stdout);
   _exit(cls == MPI_ERR_PROC_FAILED ? 0 : 4);
 }
@@ -66,6 +81,39 @@ int main(int argc, char** argv) {
     rc = MPI_Barrier(MPI_COMM_WORLD);
     if (rc == MPI_SUCCESS) rc = MPI_Finalize();
     if (rank == 0 && rc == MPI_SUCCESS) printf("computed %d s between MPI calls, all messages verified\n", secs);
+    return rc == MPI_SUCCESS ? 0 : 1;
+  }
+  if (strcmp(mode, "link") == 0) {
+    /* Traffic for link faults (mpi_link.sh cuts the link under it): pairs (0,1), (2,3)... swap
+     * an eager and a rendezvous message, every byte checked, for SECS seconds (rank 0's clock).
+     * On the first error a rank prints the wall-clock time it learnt of it, which the script
+     * compares with the moment it cut the link. */
+    enum { kEager = 1024, kRndv = 256 << 10 };
+    static unsigned char out[kRndv], in[kRndv];
+    const int peer = rank ^ 1;
+    const double start = now_ms();
+    long exchanges = 0;
+    for (int stop = 0; !stop && peer < size; ++exchanges) {
+      const int n = exchanges % 2 ? kRndv : kEager;
+      for (int i = 0; i < n; ++i) out[i] = (unsigned char)(exchanges * 7 + rank * 13 + i);
+      rc = MPI_Sendrecv(out, n, MPI_BYTE, peer, 9, in, n, MPI_BYTE, peer, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      if (rc != MPI_SUCCESS) link_report(rc, exchanges);
+      for (int i = 0; i < n; ++i) {
+        if (in[i] != (unsigned char)(exchanges * 7 + peer * 13 + i)) {
+          printf("rank %d: exchange %ld: byte %d differs\n", rank, exchanges, i);
+          return 1;
+        }
+      }
+      if (rank == 0 && exchanges == 20) {
+        printf("rank 0: link traffic flowing\n"); /* the script cuts the link after this */
+        fflush(stdout);
+      }
+      stop = now_ms() - start >= secs * 1e3;
+      rc = MPI_Allreduce(MPI_IN_PLACE, &stop, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+      if (rc != MPI_SUCCESS) link_report(rc, exchanges);
+    }
+    rc = MPI_Finalize();
+    printf("rank %d: %ld exchanges verified, %s\n", rank, exchanges, rc == MPI_SUCCESS ? "finalized" : "failed");
     return rc == MPI_SUCCESS ? 0 : 1;
   }
   if (strcmp(mode, "flood") == 0) {
