@@ -442,9 +442,7 @@ Err check_signature(const CollSig& sig, const CommPtr& c) {
 
 // Waits for a set of started requests, then completes them (first error wins).
 Err wait_all(std::vector<Req>& rs) {
-  for (auto& r : rs) {
-    while (!req_done(r)) AUGUR_ERR_RETURN(progress_once());
-  }
+  for (auto& r : rs) AUGUR_ERR_RETURN(wait_until([&] { return req_done(r); }));
   Err first;
   for (auto& r : rs) {
     MPI_Status st{};

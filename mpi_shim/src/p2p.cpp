@@ -162,11 +162,7 @@ Err req_finish(Req& r, MPI_Status* st) {
 namespace {
 
 Err wait_req(Req& r) {
-  while (!req_done(r)) {
-    AUGUR_ERR_RETURN(progress_once());
-    if (!req_done(r)) AUGUR_ERR_RETURN(relax());
-  }
-  return ok();
+  return wait_until([&] { return req_done(r); });
 }
 
 }  // namespace
@@ -419,7 +415,7 @@ AUGUR_MPI_FN(int, Buffer_detach, (void* buffer_addr, int* size), (buffer_addr, s
     return raise(MPI_COMM_WORLD, "MPI_Buffer_detach", err(MPI_ERR_ARG, "null argument"));
   }
   // Blocks until every buffered message has left.
-  while (S().bsend_used > 0) AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Buffer_detach", spin());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Buffer_detach", wait_until([] { return S().bsend_used == 0; }));
   std::memcpy(buffer_addr, &S().bsend_buf, sizeof(void*));
   *size = S().bsend_size;
   S().bsend_buf = nullptr;
@@ -743,7 +739,8 @@ AUGUR_MPI_FN(int, Waitall, (int count, MPI_Request requests[], MPI_Status* statu
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Waitall", check_reqs(count, requests));
   const MPI_Comm comm = comm_of_req(requests, count);
   for (int i = 0; i < count; ++i) {
-    while (!inert(requests[i]) && !req_done(*req_of(requests[i]))) AUGUR_MPI_CHECK(comm, "MPI_Waitall", spin());
+    AUGUR_MPI_CHECK(comm, "MPI_Waitall",
+                    wait_until([&] { return inert(requests[i]) || req_done(*req_of(requests[i])); }));
   }
   std::vector<int> all(static_cast<std::size_t>(count));
   for (int i = 0; i < count; ++i) all[static_cast<std::size_t>(i)] = i;

@@ -272,10 +272,7 @@ Err relax() {
 }
 
 Err wait_engine(const host::RequestPtr& r) {
-  while (!r->done) {
-    AUGUR_ERR_RETURN(progress_once());
-    if (!r->done) AUGUR_ERR_RETURN(relax());
-  }
+  AUGUR_ERR_RETURN(wait_until([&] { return r->done.load(); }));
   return from_status(r->status);
 }
 
@@ -375,7 +372,7 @@ AUGUR_MPI_FN(int, Finalize, (void), ()) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", check_running());
   State& s = S();
   // Buffered and freed sends still in flight must arrive before the connections go.
-  while (!s.background.empty()) AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", progress_once());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", wait_until([&] { return s.background.empty(); }));
   // Every rank leaves only when every rank has arrived: no RDMA traffic is still owed.
   const int rc = PMPI_Barrier(MPI_COMM_WORLD);
   if (rc != MPI_SUCCESS) return rc;

@@ -205,11 +205,22 @@ Err check_bytes(std::int64_t count, const Type& t);
 // One round of progress plus, at the keepalive interval, a liveness check of the job; also
 // completes background requests.
 Err progress_once();
-// Blocks until `r` is done (or the job fails).
-Err wait_engine(const host::RequestPtr& r);
 // After a round of progress that did not finish what a wait loop waits for: yields, or sleeps
 // until the next completion, as AUGUR_WAIT / AUGUR_SPIN_US say (host::Engine::relax).
 Err relax();
+// The shim's one wait loop: progress until done() holds, relaxing between rounds, so every
+// blocking MPI call waits as AUGUR_WAIT says. Returns the first error progress meets.
+template <typename Done>
+Err wait_until(Done&& done) {
+  while (!done()) {
+    if (Err e = progress_once(); !e.ok()) return e;
+    if (done()) break;
+    if (Err e = relax(); !e.ok()) return e;
+  }
+  return ok();
+}
+// Blocks until `r` is done (or the job fails).
+Err wait_engine(const host::RequestPtr& r);
 
 // Starts a send/receive of `count` copies of `t`; `peer` is a comm rank (or PROC_NULL /
 // ANY_SOURCE); `ctx` the engine context. `synchronous`: MPI_Ssend semantics (completes once
