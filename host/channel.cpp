@@ -19,7 +19,7 @@ std::uint64_t wr(std::uint64_t kind, std::uint32_t slot) { return kind << 32 | s
 }  // namespace
 
 Channel::Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq)
-    : cfg_(cfg), ctx_(ctx), cq_(cq), slot_bytes_(cfg.eager_limit + static_cast<std::uint32_t>(sizeof(nic::MsgHeader))) {
+    : cfg_(cfg), ctx_(ctx), cq_(cq), slot_bytes_(cfg.eager_limit + static_cast<std::uint32_t>(sizeof(proto::MsgHeader))) {
   std::random_device rd;
   psn_ = rd() & 0xffffff;
 }
@@ -33,7 +33,7 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   if (cfg.eager_limit < 64 || cfg.eager_limit > (1u << 20)) {
     return Status(Code::kInvalidArgument, "eager limit must be in [64, 1 MiB]");
   }
-  if (cfg.credit_slots < 1 || cfg.credit_slots > nic::kMaxCreditSlots) {
+  if (cfg.credit_slots < 1 || cfg.credit_slots > proto::kMaxCreditSlots) {
     return Status(Code::kInvalidArgument, "credit slots must be in [1, 255]");
   }
   std::unique_ptr<Channel> ch(new Channel(cfg, ctx, cq));
@@ -43,7 +43,7 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   ch->released_.reserve(cfg.slots);  // no allocation on the receive path
   ch->send_ring_.resize(ring);
   ch->words_ = std::make_unique<std::uint64_t[]>(2);
-  ch->credit_table_ = std::make_unique<nic::CreditEntry[]>(cfg.credit_slots);  // zero: every slot free
+  ch->credit_table_ = std::make_unique<proto::CreditEntry[]>(cfg.credit_slots);  // zero: every slot free
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion rmr, nic::MemoryRegion::register_memory(pd, ch->recv_ring_.data(), ring, nic::kLocalWrite));
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion smr, nic::MemoryRegion::register_memory(pd, ch->send_ring_.data(), ring, 0));
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion wmr,
@@ -53,7 +53,7 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   ch->words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(wmr));
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion tmr,
                          nic::MemoryRegion::register_memory(pd, ch->credit_table_.get(),
-                                                            cfg.credit_slots * sizeof(nic::CreditEntry), nic::kRemoteWrite));
+                                                            cfg.credit_slots * sizeof(proto::CreditEntry), nic::kRemoteWrite));
   ch->table_mr_ = std::make_unique<nic::MemoryRegion>(std::move(tmr));
   nic::QpCaps caps;
   caps.max_send_wr = 2 * cfg.slots + 8 + Channel::kMaxReads;  // data sends, credit writes, reads
@@ -78,14 +78,14 @@ Result<Channel::Address> Channel::address() const {
   a.credit_word.length = sizeof(std::uint64_t);
   a.credit_table.addr = reinterpret_cast<std::uintptr_t>(credit_table_.get());
   a.credit_table.rkey = table_mr_->rkey();
-  a.credit_table.length = cfg_.credit_slots * sizeof(nic::CreditEntry);
+  a.credit_table.length = cfg_.credit_slots * sizeof(proto::CreditEntry);
   return a;
 }
 
 Status Channel::connect(const Address& peer) {
   if (peer.credit_word.length != sizeof(std::uint64_t)) return Status(Code::kProtocol, "peer's credit word has the wrong size");
   AUGUR_ASSIGN_OR_RETURN(nic::QpAddress local, qp_->local_address(ctx_, connect_, psn_));
-  if (peer.credit_table.length != cfg_.credit_slots * sizeof(nic::CreditEntry)) {
+  if (peer.credit_table.length != cfg_.credit_slots * sizeof(proto::CreditEntry)) {
     return Status(Code::kProtocol, "peer's credit table has a different number of slots (AUGUR_CREDITS differs?)");
   }
   peer_word_ = peer.credit_word;
@@ -129,9 +129,9 @@ Result<bool> Channel::send_slot(std::uint32_t len, std::span<const std::byte> ta
 }
 
 template <typename Fill>
-Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+Result<bool> Channel::send_filled(proto::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
                                   std::size_t body_bytes, const Fill& fill, std::span<const std::byte> inline_body) {
-  if (tag < 0 && type != nic::MsgType::kFin) return Status(Code::kInvalidArgument, "negative tag");
+  if (tag < 0 && type != proto::MsgType::kFin) return Status(Code::kInvalidArgument, "negative tag");
   if (body_bytes > cfg_.eager_limit) {
     return Status(Code::kInvalidArgument, std::to_string(body_bytes) + " bytes exceed the eager limit");
   }
@@ -139,7 +139,7 @@ Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std:
     ++counters_.credit_stalls;
     return false;
   }
-  nic::MsgHeader h;
+  proto::MsgHeader h;
   h.type = type;
   h.src = cfg_.my_rank;
   h.context = context;
@@ -150,7 +150,7 @@ Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std:
   freed_written_ = freed_;
   std::byte* slot = next_send_slot();
   const auto hb = static_cast<std::uint32_t>(
-      nic::encode_msg_header(h, std::span<std::byte, sizeof(nic::MsgHeader)>(slot, sizeof(nic::MsgHeader))));
+      proto::encode_msg_header(h, std::span<std::byte, sizeof(proto::MsgHeader)>(slot, sizeof(proto::MsgHeader))));
   Result<bool> posted = false;
   if (inline_body.empty()) {
     fill(slot + hb);
@@ -162,16 +162,16 @@ Result<bool> Channel::send_filled(nic::MsgType type, std::uint32_t context, std:
   ++next_seq_out_;
   ++counters_.sent;
   counters_.bytes_sent += body_bytes;
-  if (hb < sizeof(nic::MsgHeader)) ++counters_.short_headers;
+  if (hb < sizeof(proto::MsgHeader)) ++counters_.short_headers;
   return ok;
 }
 
-Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+Result<bool> Channel::try_send(proto::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
                               std::span<const std::byte> body) {
   // Small enough to go inline: header from the slot, body straight from the caller's buffer
   // (the driver copies both at post time), one copy instead of two.
   const bool inline_body =
-      !body.empty() && nic::msg_header_bytes(type, context, tag) + body.size() <= kInlineBytes && max_sge_ >= 2;
+      !body.empty() && proto::msg_header_bytes(type, context, tag) + body.size() <= kInlineBytes && max_sge_ >= 2;
   return send_filled(
       type, context, tag, length, body.size(),
       [&](std::byte* out) {
@@ -182,7 +182,7 @@ Result<bool> Channel::try_send(nic::MsgType type, std::uint32_t context, std::in
 
 Result<bool> Channel::try_send_gather(std::uint32_t context, std::int32_t tag, std::uint32_t length,
                                       std::span<const IoRun> runs) {
-  return send_filled(nic::MsgType::kEager, context, tag, length, length,
+  return send_filled(proto::MsgType::kEager, context, tag, length, length,
                      [&](std::byte* out) { gather(runs, out, length); });
 }
 
@@ -201,34 +201,34 @@ Result<bool> Channel::post_credit_write(std::span<const std::byte> bytes, std::u
   return true;
 }
 
-Result<bool> Channel::write_credit(std::uint32_t slot, const nic::CreditEntry& e) {
+Result<bool> Channel::write_credit(std::uint32_t slot, const proto::CreditEntry& e) {
   if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
-  std::array<std::byte, sizeof(nic::CreditEntry)> bytes{};
-  nic::encode(e, bytes);
-  return post_credit_write(bytes, peer_table_.addr + std::uint64_t{slot} * sizeof(nic::CreditEntry));
+  std::array<std::byte, sizeof(proto::CreditEntry)> bytes{};
+  proto::encode(e, bytes);
+  return post_credit_write(bytes, peer_table_.addr + std::uint64_t{slot} * sizeof(proto::CreditEntry));
 }
 
-Result<bool> Channel::write_arm(std::uint32_t slot, const nic::CreditArm& a) {
+Result<bool> Channel::write_arm(std::uint32_t slot, const proto::CreditArm& a) {
   if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
-  const std::uint64_t raw = nic::encode_arm(a);
+  const std::uint64_t raw = proto::encode_arm(a);
   return post_credit_write({reinterpret_cast<const std::byte*>(&raw), sizeof(raw)},
-                           peer_table_.addr + std::uint64_t{slot} * sizeof(nic::CreditEntry) + nic::kCreditArmOffset);
+                           peer_table_.addr + std::uint64_t{slot} * sizeof(proto::CreditEntry) + proto::kCreditArmOffset);
 }
 
 std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
   if (slot >= cfg_.credit_slots) return std::nullopt;
-  nic::CreditEntry& e = credit_table_[slot];
+  proto::CreditEntry& e = credit_table_[slot];
   // The peer's NIC writes the entry with the arm word last; equal arm words before and after
   // reading the fields mean the fields belong to that arm (the generation changes every issue).
   const std::uint64_t before = std::atomic_ref<std::uint64_t>(e.arm).load(std::memory_order_acquire);
   // The state is the first byte in memory: most slots are free, so look before parsing.
   if (std::to_integer<std::uint8_t>(reinterpret_cast<const std::byte*>(&before)[0]) !=
-      static_cast<std::uint8_t>(nic::CreditState::kArmed)) {
+      static_cast<std::uint8_t>(proto::CreditState::kArmed)) {
     return std::nullopt;
   }
-  Result<nic::CreditArm> arm = nic::parse_arm(before);
-  if (!arm.ok() || arm->state != nic::CreditState::kArmed) return std::nullopt;
-  std::array<std::byte, nic::kCreditArmOffset> fields{};
+  Result<proto::CreditArm> arm = proto::parse_arm(before);
+  if (!arm.ok() || arm->state != proto::CreditState::kArmed) return std::nullopt;
+  std::array<std::byte, proto::kCreditArmOffset> fields{};
   std::memcpy(fields.data(), &e, fields.size());
 #if defined(__SANITIZE_THREAD__)
   std::atomic_signal_fence(std::memory_order_seq_cst);  // TSan has no fences; only the NIC writes here
@@ -236,13 +236,13 @@ std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
   std::atomic_thread_fence(std::memory_order_acquire);
 #endif
   if (std::atomic_ref<std::uint64_t>(e.arm).load(std::memory_order_relaxed) != before) return std::nullopt;
-  Result<nic::CreditEntry> parsed = nic::parse_credit_entry(fields);
+  Result<proto::CreditEntry> parsed = proto::parse_credit_entry(fields);
   if (!parsed.ok()) return std::nullopt;  // malformed: never used, the receive falls back to bounce
   return Credit{parsed.value(), arm.value(), before};
 }
 
 template <typename Fill>
-Result<bool> Channel::send_direct_filled(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t len, const Fill& fill,
+Result<bool> Channel::send_direct_filled(std::uint32_t slot, const proto::CreditEntry& e, std::uint32_t len, const Fill& fill,
                                          std::span<const std::byte> inline_body) {
   if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
   if (len > cfg_.eager_limit || len > e.capacity) {
@@ -265,7 +265,7 @@ Result<bool> Channel::send_direct_filled(std::uint32_t slot, const nic::CreditEn
                                         .sges = {&sge, len > 0 ? 1u : 0u},
                                         .remote_addr = e.addr,
                                         .rkey = e.rkey,
-                                        .imm = nic::direct_imm(slot, len),
+                                        .imm = proto::direct_imm(slot, len),
                                         .inline_data = len <= kInlineBytes}));
   ++sent_;
   ++outstanding_sends_;
@@ -275,7 +275,7 @@ Result<bool> Channel::send_direct_filled(std::uint32_t slot, const nic::CreditEn
   return true;
 }
 
-Result<bool> Channel::try_send_direct(std::uint32_t slot, const nic::CreditEntry& e, std::span<const std::byte> payload) {
+Result<bool> Channel::try_send_direct(std::uint32_t slot, const proto::CreditEntry& e, std::span<const std::byte> payload) {
   if (payload.size() > cfg_.eager_limit) {
     return Status(Code::kInvalidArgument, "direct message larger than its credit or the eager limit");
   }
@@ -288,7 +288,7 @@ Result<bool> Channel::try_send_direct(std::uint32_t slot, const nic::CreditEntry
       len > 0 && len <= kInlineBytes ? payload : std::span<const std::byte>{});  // inline: from the caller's buffer
 }
 
-Result<bool> Channel::try_send_direct_gather(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t length,
+Result<bool> Channel::try_send_direct_gather(std::uint32_t slot, const proto::CreditEntry& e, std::uint32_t length,
                                              std::span<const IoRun> runs) {
   return send_direct_filled(slot, e, length, [&](std::byte* out) { gather(runs, out, length); });
 }
@@ -335,19 +335,19 @@ AUGUR_HOT_PATH Result<std::optional<Arrival>> Channel::on_completion(const nic::
   if (c.opcode == nic::WcOpcode::kRecvRdmaWithImm) {
     // A direct write: the data is already in the credited buffer; the receive slot only
     // carried the immediate. The engine checks the slot and length against its credits.
-    nic::MsgHeader h;
-    h.type = nic::MsgType::kDirect;
+    proto::MsgHeader h;
+    h.type = proto::MsgType::kDirect;
     h.src = cfg_.peer_rank;
-    h.context = nic::direct_imm_slot(c.imm);
+    h.context = proto::direct_imm_slot(c.imm);
     h.seq = next_seq_in_++;
-    h.length = nic::direct_imm_length(c.imm);
+    h.length = proto::direct_imm_length(c.imm);
     ++counters_.received;
     counters_.bytes_received += h.length;
     return std::optional<Arrival>(Arrival{h, {}, slot});
   }
   const std::span<const std::byte> bytes(recv_ring_.data() + std::size_t{slot} * slot_bytes_, c.byte_len);
-  const nic::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_};
-  Result<nic::Message> m = nic::parse_message(bytes, expect);
+  const proto::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_};
+  Result<proto::Message> m = proto::parse_message(bytes, expect);
   if (m.ok()) {
     // The peer's freed count, widened from 16 bits against what we knew (it only grows, by at
     // most the slots in flight); a count beyond what we sent is a lie.

@@ -202,7 +202,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   if (dest == rank_) {  // matched locally, from a copy: the send completes at once
     Incoming in{};
     in.peer = rank_;
-    in.type = nic::MsgType::kEager;
+    in.type = proto::MsgType::kEager;
     in.length = len;
     in.self_copy.assign(static_cast<const std::byte*>(buf), static_cast<const std::byte*>(buf) + len);
     in.payload = in.self_copy;
@@ -213,7 +213,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
       // The Incoming moved into the queue was not kept: rebuild the view for the copy.
       Incoming again{};
       again.peer = rank_;
-      again.type = nic::MsgType::kEager;
+      again.type = proto::MsgType::kEager;
       again.length = len;
       again.payload = {static_cast<const std::byte*>(buf), len};
       AUGUR_RETURN_IF_ERROR(match_and_start(*r, again, tag));
@@ -240,14 +240,14 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   m.length = static_cast<std::uint32_t>(len);
   m.req = req;
   if (eager) {
-    m.type = nic::MsgType::kEager;
+    m.type = proto::MsgType::kEager;
     m.user = buf;
     m.gather = !req->runs.empty();  // straight from the runs into the send slot
   } else if (!req->runs.empty()) {
     AUGUR_ASSIGN_OR_RETURN(m.body, run_list_rts(req->runs, len, m.pins));
-    m.type = nic::MsgType::kRtsRuns;
+    m.type = proto::MsgType::kRtsRuns;
   } else {
-    m.type = nic::MsgType::kRts;
+    m.type = proto::MsgType::kRts;
     nic::RemoteBuffer rb;
     if (len > 0) {
       AUGUR_ASSIGN_OR_RETURN(m.pin, send_cache_->acquire(buf, len));
@@ -320,7 +320,7 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
   if (!st.ok()) ++counters_.truncated;
   const bool layout = !r.runs.empty();
   if (layout) ++counters_.sge_recvs;
-  if (msg.type == nic::MsgType::kEager) {
+  if (msg.type == proto::MsgType::kEager) {
     if (layout) {
       scatter(msg.payload.data(), n, r.runs);  // never past the layout
     } else if (n > 0) {
@@ -343,13 +343,13 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
 
 void Engine::deliver(int peer, const Arrival& a) {
   Channel& ch = *peers_[static_cast<std::size_t>(peer)].ch;
-  const nic::MsgHeader& h = a.header;
+  const proto::MsgHeader& h = a.header;
   Status st;
   switch (h.type) {
-    case nic::MsgType::kEager:  // progress_once calls deliver_eager itself; here for completeness
+    case proto::MsgType::kEager:  // progress_once calls deliver_eager itself; here for completeness
       deliver_eager(peer, a);
       break;
-    case nic::MsgType::kRts: {
+    case proto::MsgType::kRts: {
       Result<nic::RemoteBuffer> rb = nic::parse_remote_buffer(a.payload);
       st = ch.release(a.slot);  // everything needed is copied out of the slot
       if (!rb.ok() || rb->length != h.length) {
@@ -359,7 +359,7 @@ void Engine::deliver(int peer, const Arrival& a) {
       ++counters_.rndv_msgs;
       Incoming in{};
       in.peer = peer;
-      in.type = nic::MsgType::kRts;
+      in.type = proto::MsgType::kRts;
       in.remote = rb.value();
       in.seq = h.seq;
       in.length = h.length;
@@ -370,10 +370,10 @@ void Engine::deliver(int peer, const Arrival& a) {
       }
       break;
     }
-    case nic::MsgType::kRtsRuns: {
+    case proto::MsgType::kRtsRuns: {
       // Validated whole before anything is matched: a bad list writes nothing.
-      Result<std::vector<nic::RemoteRun>> runs =
-          nic::parse_run_list(a.payload, h.length, nic::max_remote_runs(cfg_.eager_limit));
+      Result<std::vector<proto::RemoteRun>> runs =
+          proto::parse_run_list(a.payload, h.length, proto::max_remote_runs(cfg_.eager_limit));
       st = ch.release(a.slot);
       if (!runs.ok()) {
         st = runs.status();
@@ -382,7 +382,7 @@ void Engine::deliver(int peer, const Arrival& a) {
       ++counters_.rndv_msgs;
       Incoming in{};
       in.peer = peer;
-      in.type = nic::MsgType::kRtsRuns;
+      in.type = proto::MsgType::kRtsRuns;
       in.remote_runs = std::move(runs.value());
       in.remote.length = h.length;
       in.seq = h.seq;
@@ -394,31 +394,31 @@ void Engine::deliver(int peer, const Arrival& a) {
       }
       break;
     }
-    case nic::MsgType::kFin:
+    case proto::MsgType::kFin:
       st = ch.release(a.slot);
       if (st.ok()) st = on_fin(peer, h.length);
       break;
-    case nic::MsgType::kCredit:
+    case proto::MsgType::kCredit:
       st = ch.release(a.slot);
       break;
-    case nic::MsgType::kDirect:
+    case proto::MsgType::kDirect:
       st = ch.release(a.slot);
       if (st.ok()) st = on_direct(peer, h.context, h.length);
       break;
-    case nic::MsgType::kRevoke:  // from now on the credit is not ours to use; any write through it is already queued
+    case proto::MsgType::kRevoke:  // from now on the credit is not ours to use; any write through it is already queued
       st = ch.release(a.slot);
       if (h.context >= peers_[static_cast<std::size_t>(peer)].revoked.size()) {
         st = Status(Code::kProtocol, "revoke of credit " + std::to_string(h.context));
         break;
       }
       peers_[static_cast<std::size_t>(peer)].revoked[h.context] = h.length + 1;
-      queue_control(peer, nic::MsgType::kRevokeAck, h.context, h.length);
+      queue_control(peer, proto::MsgType::kRevokeAck, h.context, h.length);
       break;
-    case nic::MsgType::kRevokeAck:
+    case proto::MsgType::kRevokeAck:
       st = ch.release(a.slot);
       if (st.ok()) st = on_revoke_ack(peer, h.context, h.length);
       break;
-    case nic::MsgType::kEagerShort:  // wire only: parse_message hands it over as kEager
+    case proto::MsgType::kEagerShort:  // wire only: parse_message hands it over as kEager
       st = ch.release(a.slot);
       if (st.ok()) st = Status(Code::kInternal, "a short eager header reached delivery");
       break;
@@ -516,7 +516,7 @@ Status Engine::progress_once() {
       } else if (a->has_value() && p.dead) {
         st = p.ch->release((*a)->slot);  // nothing from a failed peer is delivered
       } else if (a->has_value()) {
-        if ((*a)->header.type == nic::MsgType::kEager) {
+        if ((*a)->header.type == proto::MsgType::kEager) {
           deliver_eager(peer, **a);  // the common case, flattened
         } else {
           deliver(peer, **a);
@@ -567,7 +567,7 @@ bool Engine::do_cancel(const RequestPtr& r) {
     if (g.state == GivenCredit::State::kArmed) {
       g.state = GivenCredit::State::kRevoking;
       OutMsg c{};
-      c.type = nic::MsgType::kRevoke;
+      c.type = proto::MsgType::kRevoke;
       c.context = static_cast<std::uint32_t>(r->credit_slot);
       c.length = g.generation;
       peers_[static_cast<std::size_t>(r->credit_peer)].out.push_back(std::move(c));
@@ -645,7 +645,7 @@ Result<RequestPtr> Engine::receive_taken(std::uint64_t message, const RequestPtr
   return req;
 }
 
-Result<bool> Engine::send_raw_message_for_test(int peer, nic::MsgType type, std::uint32_t context, std::int32_t tag,
+Result<bool> Engine::send_raw_message_for_test(int peer, proto::MsgType type, std::uint32_t context, std::int32_t tag,
                                                std::uint32_t length, std::span<const std::byte> body) {
   if (assist_ || peer == rank_ || peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "raw message");
   return peers_[static_cast<std::size_t>(peer)].ch->try_send(type, context, tag, length, body);

@@ -94,7 +94,7 @@ Result<EngineConfig> engine_config_from_settings() {
   } else {
     return Status(Code::kInvalidArgument, "AUGUR_STEERING=" + steering + ": expected off, posted or predicted");
   }
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t credits, setting_int("AUGUR_CREDITS", 1, nic::kMaxCreditSlots));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t credits, setting_int("AUGUR_CREDITS", 1, proto::kMaxCreditSlots));
   c.credit_slots = static_cast<std::uint32_t>(credits);
   AUGUR_ASSIGN_OR_RETURN(c.predictor, setting_string("AUGUR_PREDICTOR"));
   const auto names = predictor::predictor_names();

@@ -55,7 +55,7 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
                            std::int32_t tag) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   using State = GivenCredit::State;
-  const nic::CreditArm armed{nic::CreditState::kArmed, 0, p.ch->next_seq_in()};
+  const proto::CreditArm armed{proto::CreditState::kArmed, 0, p.ch->next_seq_in()};
   auto take = [&](GivenCredit& g, std::uint32_t k) {
     g.state = State::kArmed;
     g.req = req;
@@ -69,7 +69,7 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
     if (g.state != State::kPending || g.buf != buf || g.cap != len || g.context != context || g.tag != tag) continue;
     // Staged before the program released that memory: the credit names the old pages.
     if (g.pin.stale()) break;
-    nic::CreditArm a = armed;
+    proto::CreditArm a = armed;
     a.generation = g.generation;
     AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_arm(k, a));
     if (!written) return Status::Ok();  // no room in the send queue: this one goes by bounce
@@ -92,7 +92,7 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
         g.tag != tag || g.rkey != pin->rkey()) {
       continue;
     }
-    nic::CreditArm a = armed;
+    proto::CreditArm a = armed;
     a.generation = (g.generation + 1) & 0xffffff;
     AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_arm(k, a));
     if (!written) return Status::Ok();
@@ -106,15 +106,15 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
   const auto k = static_cast<std::uint32_t>(slot - p.given.data());
   GivenCredit& g = *slot;
   const std::uint32_t generation = (g.generation + 1) & 0xffffff;
-  nic::CreditEntry e;
+  proto::CreditEntry e;
   e.addr = reinterpret_cast<std::uintptr_t>(buf);
   e.rkey = pin->rkey();
   e.capacity = static_cast<std::uint32_t>(len);
   e.context = context;
   e.tag = tag;
-  nic::CreditArm a = armed;
+  proto::CreditArm a = armed;
   a.generation = generation;
-  e.arm = nic::encode_arm(a);
+  e.arm = proto::encode_arm(a);
   AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_credit(k, e));
   if (!written) return Status::Ok();
   if (g.state == State::kPending) ++counters_.credits_revoked;  // the staged one it replaces
@@ -156,13 +156,13 @@ Status Engine::stage_credit(const predictor::RecvCall& call) {
   if (slot == nullptr || slot->state != State::kFree || staged >= cfg_.predict_depth) return Status::Ok();
   const auto k = static_cast<std::uint32_t>(slot - p.given.data());
   const std::uint32_t generation = (slot->generation + 1) & 0xffffff;
-  nic::CreditEntry e;
+  proto::CreditEntry e;
   e.addr = call.buffer;
   e.rkey = pin->rkey();
   e.capacity = static_cast<std::uint32_t>(call.count);
   e.context = call.comm;
   e.tag = call.tag;
-  e.arm = nic::encode_arm({nic::CreditState::kPending, generation, 0});
+  e.arm = proto::encode_arm({proto::CreditState::kPending, generation, 0});
   AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_credit(k, e));
   if (!written) return Status::Ok();
   ++counters_.credits_issued;
@@ -296,7 +296,7 @@ Status Engine::on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generat
   return Status::Ok();
 }
 
-std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(Peer& p, std::uint32_t context,
+std::optional<std::pair<std::uint32_t, proto::CreditEntry>> Engine::usable_credit(Peer& p, std::uint32_t context,
                                                                                  std::int32_t tag, std::size_t length) const {
   const auto found = p.last_sent.find(envelope_key(context, tag));
   const std::optional<std::uint32_t> last = found != p.last_sent.end() ? std::optional(found->second) : p.last_sent_floor;
@@ -320,7 +320,7 @@ std::optional<std::pair<std::uint32_t, nic::CreditEntry>> Engine::usable_credit(
   return std::nullopt;
 }
 
-void Engine::queue_control(int peer, nic::MsgType type, std::uint32_t slot, std::uint32_t generation) {
+void Engine::queue_control(int peer, proto::MsgType type, std::uint32_t slot, std::uint32_t generation) {
   OutMsg c{};
   c.type = type;
   c.context = slot;

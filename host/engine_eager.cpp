@@ -24,7 +24,7 @@ AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, s
   const std::uint32_t seq = p.ch->next_seq();
   const std::span<const std::byte> body(static_cast<const std::byte*>(user), runs.empty() ? length : 0);
   auto bounce = [&]() -> Result<bool> {
-    return runs.empty() ? p.ch->try_send(nic::MsgType::kEager, context, tag, length, body)
+    return runs.empty() ? p.ch->try_send(proto::MsgType::kEager, context, tag, length, body)
                         : p.ch->try_send_gather(context, tag, length, runs);
   };
   // Only a sender that may use credits needs to know what it sent last per envelope.
@@ -62,7 +62,7 @@ Status Engine::push_sends(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   while (!p.out.empty() && !p.dead) {
     OutMsg& m = p.out.front();
-    if (m.type == nic::MsgType::kEager) {
+    if (m.type == proto::MsgType::kEager) {
       AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(p, m.context, m.tag, m.user, m.length,
                                                    m.gather ? std::span<const IoRun>(m.req->runs) : std::span<const IoRun>()));
       if (path == Path::kNone) break;  // out of credits: the rest waits, in order
@@ -73,7 +73,7 @@ Status Engine::push_sends(int peer) {
     const std::uint32_t seq = p.ch->next_seq();
     AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(m.type, m.context, m.tag, m.length, m.body));
     if (!sent) break;
-    if (m.type == nic::MsgType::kRts || m.type == nic::MsgType::kRtsRuns) {
+    if (m.type == proto::MsgType::kRts || m.type == proto::MsgType::kRtsRuns) {
       if (cfg_.steering != Steering::kOff) note_sent(p, envelope_key(m.context, m.tag), seq);
       p.awaiting_fin.emplace_back(seq, std::move(m));
     }
@@ -83,11 +83,11 @@ Status Engine::push_sends(int peer) {
 }
 
 AUGUR_HOT_PATH void Engine::deliver_eager(int peer, const Arrival& a) {
-  const nic::MsgHeader& h = a.header;
+  const proto::MsgHeader& h = a.header;
   ++counters_.bounce_msgs;
   Incoming in{};
   in.peer = peer;
-  in.type = nic::MsgType::kEager;
+  in.type = proto::MsgType::kEager;
   in.slot = a.slot;
   in.payload = a.payload;
   in.length = h.length;

@@ -46,7 +46,7 @@ Result<std::vector<IoRun>> receive_runs(std::span<const IoRun> runs, std::uint32
 }  // namespace
 
 std::uint32_t Engine::max_layout_runs() const noexcept {
-  return std::min(cfg_.sge_max_runs, nic::max_remote_runs(cfg_.eager_limit));
+  return std::min(cfg_.sge_max_runs, proto::max_remote_runs(cfg_.eager_limit));
 }
 
 Result<RequestPtr> Engine::isendv(std::span<const IoRun> runs, int dest, std::int32_t tag, std::uint32_t context,

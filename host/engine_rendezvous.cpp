@@ -97,7 +97,7 @@ AUGUR_COLD_PATH Status Engine::start_reads(int peer) {
 
 void Engine::queue_fin(int peer, std::uint32_t rts_seq) {
   OutMsg fin{};
-  fin.type = nic::MsgType::kFin;
+  fin.type = proto::MsgType::kFin;
   fin.length = rts_seq;
   peers_[static_cast<std::size_t>(peer)].out.push_front(std::move(fin));  // not matched: may pass data
 }
@@ -116,19 +116,19 @@ Status Engine::on_fin(int peer, std::uint32_t rts_seq) {
 Result<std::vector<std::byte>> Engine::run_list_rts(std::span<const IoRun> runs, std::size_t len,
                                                     std::vector<nic::RegCache::Handle>& pins) {
   AUGUR_ASSIGN_OR_RETURN(PinnedLayout pinned, pin_layout(*send_cache_, runs, true));
-  std::vector<nic::RemoteRun> remote(runs.size());
+  std::vector<proto::RemoteRun> remote(runs.size());
   for (std::size_t i = 0; i < remote.size(); ++i) {
     remote[i] = {reinterpret_cast<std::uintptr_t>(runs[i].addr), static_cast<std::uint32_t>(runs[i].length), pinned.keys[i]};
   }
-  std::vector<std::byte> body(nic::run_list_bytes(remote.size()));
-  nic::encode_run_list(len, remote, body);
+  std::vector<std::byte> body(proto::run_list_bytes(remote.size()));
+  proto::encode_run_list(len, remote, body);
   pins = std::move(pinned.pins);
   return body;
 }
 
 Status Engine::start_layout_read(int peer, PendingRead& pr) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
-  std::vector<nic::RemoteRun> remote = std::move(pr.remote_runs);
+  std::vector<proto::RemoteRun> remote = std::move(pr.remote_runs);
   if (remote.empty()) remote.push_back({pr.remote.addr, static_cast<std::uint32_t>(pr.remote.length), pr.remote.rkey});
   const std::vector<IoRun> one{{pr.buf, pr.n}};
   const std::span<const IoRun> local = pr.req->runs.empty() ? std::span<const IoRun>(one) : std::span<const IoRun>(pr.req->runs);

@@ -25,14 +25,14 @@ void scatter(const std::byte* in, std::size_t n, std::span<const IoRun> runs) no
   }
 }
 
-ReadPlan plan_reads(std::span<const nic::RemoteRun> remote, std::span<const IoRun> local,
+ReadPlan plan_reads(std::span<const proto::RemoteRun> remote, std::span<const IoRun> local,
                     std::span<const std::uint32_t> lkeys, std::size_t n, std::uint32_t max_sge, std::uint32_t max_bytes) {
   ReadPlan plan;
   std::size_t ri = 0, li = 0;
   std::uint64_t roff = 0;
   std::size_t loff = 0;
   while (n > 0 && ri < remote.size()) {
-    const nic::RemoteRun& r = remote[ri];
+    const proto::RemoteRun& r = remote[ri];
     ReadWr wr{r.addr + roff, r.rkey, static_cast<std::uint32_t>(plan.sges.size()), 0};
     std::uint64_t in_wr = 0;
     // Fill this READ from the remote run's rest, slice by local slice.

@@ -6,19 +6,20 @@
 #include "wire_checks.h"
 
 namespace nic = augur::nic;
+namespace proto = augur::host::proto;
 using augur::fuzz::Input;
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   Input in(data, size);
-  const nic::MsgExpect expect = augur::fuzz::take_expect(in);
-  if (expect.slot_bytes < sizeof(nic::MsgHeader)) return 0;  // no channel has such slots
-  const std::uint32_t eager_limit = expect.slot_bytes - static_cast<std::uint32_t>(sizeof(nic::MsgHeader));
+  const proto::MsgExpect expect = augur::fuzz::take_expect(in);
+  if (expect.slot_bytes < sizeof(proto::MsgHeader)) return 0;  // no channel has such slots
+  const std::uint32_t eager_limit = expect.slot_bytes - static_cast<std::uint32_t>(sizeof(proto::MsgHeader));
   const std::span<const std::byte> slot = in.rest_bytes();
-  augur::Result<nic::Message> m = nic::parse_message(slot, expect);
+  augur::Result<proto::Message> m = proto::parse_message(slot, expect);
   if (!m.ok()) return 0;
   augur::fuzz::check_message(slot, expect, m.value());
-  const nic::MsgHeader& h = m->header;
-  if (h.type == nic::MsgType::kRts) {
+  const proto::MsgHeader& h = m->header;
+  if (h.type == proto::MsgType::kRts) {
     augur::Result<nic::RemoteBuffer> rb = nic::parse_remote_buffer(m->body);
     if (!rb.ok()) {
       AUGUR_FUZZ_CHECK(rb.status().code() == augur::Code::kProtocol);
@@ -29,9 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::array<std::byte, sizeof(nic::RemoteBuffer)> again{};
     nic::encode(rb.value(), again);
     AUGUR_FUZZ_CHECK(augur::fuzz::same_bytes(std::span<const std::byte>(again), m->body));
-  } else if (h.type == nic::MsgType::kRtsRuns) {
-    const std::uint32_t max_runs = nic::max_remote_runs(eager_limit);
-    augur::Result<std::vector<nic::RemoteRun>> runs = nic::parse_run_list(m->body, h.length, max_runs);
+  } else if (h.type == proto::MsgType::kRtsRuns) {
+    const std::uint32_t max_runs = proto::max_remote_runs(eager_limit);
+    augur::Result<std::vector<proto::RemoteRun>> runs = proto::parse_run_list(m->body, h.length, max_runs);
     if (!runs.ok()) {
       AUGUR_FUZZ_CHECK(runs.status().code() == augur::Code::kProtocol);
       return 0;

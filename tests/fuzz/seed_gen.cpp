@@ -12,11 +12,13 @@
 #include <vector>
 
 #include "augur/host/launch.h"
+#include "augur/host/protocol.h"
 #include "augur/nic/wire.h"
 #include "augur/predictor/trace.h"
 #include "bootstrap_wire.h"
 
 namespace nic = augur::nic;
+namespace proto = augur::host::proto;
 namespace wire = augur::host::wire;
 namespace launch = augur::host::launch;
 namespace predictor = augur::predictor;
@@ -47,20 +49,20 @@ void append(Bytes& out, const B& bytes) {
 constexpr std::uint32_t kSrc = 3, kSeq = 41, kEagerLimit = 8192;
 
 // One slot as a peer writes it, after the receiver's expectation (src, seq, slot_bytes).
-Bytes message(const nic::MsgHeader& h, const Bytes& body) {
+Bytes message(const proto::MsgHeader& h, const Bytes& body) {
   Bytes out;
   put_host(out, kSrc);
   put_host(out, kSeq);
-  put_host(out, kEagerLimit + static_cast<std::uint32_t>(sizeof(nic::MsgHeader)));
-  std::array<std::byte, sizeof(nic::MsgHeader)> hdr{};
-  const std::size_t n = nic::encode_msg_header(h, hdr);
+  put_host(out, kEagerLimit + static_cast<std::uint32_t>(sizeof(proto::MsgHeader)));
+  std::array<std::byte, sizeof(proto::MsgHeader)> hdr{};
+  const std::size_t n = proto::encode_msg_header(h, hdr);
   append(out, std::span(hdr).first(n));
   append(out, body);
   return out;
 }
 
-nic::MsgHeader header(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length) {
-  nic::MsgHeader h;
+proto::MsgHeader header(proto::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length) {
+  proto::MsgHeader h;
   h.type = type;
   h.credits = 5;
   h.src = kSrc;
@@ -71,11 +73,11 @@ nic::MsgHeader header(nic::MsgType type, std::uint32_t context, std::int32_t tag
   return h;
 }
 
-const std::vector<nic::RemoteRun> kRuns = {{0x7f0000001000, 4096, 0x1234}, {0x7f0000003000, 1000, 0x1234}, {0x7f0000010000, 8, 0x99}};
+const std::vector<proto::RemoteRun> kRuns = {{0x7f0000001000, 4096, 0x1234}, {0x7f0000003000, 1000, 0x1234}, {0x7f0000010000, 8, 0x99}};
 
-Bytes run_list_bytes(const std::vector<nic::RemoteRun>& runs, std::uint64_t length) {
-  Bytes b(nic::run_list_bytes(runs.size()));
-  nic::encode_run_list(length, runs, std::as_writable_bytes(std::span(b)));
+Bytes run_list_bytes(const std::vector<proto::RemoteRun>& runs, std::uint64_t length) {
+  Bytes b(proto::run_list_bytes(runs.size()));
+  proto::encode_run_list(length, runs, std::as_writable_bytes(std::span(b)));
   return b;
 }
 
@@ -93,41 +95,41 @@ Bytes remote_buffer(std::uint64_t addr, std::uint64_t length) {
 
 void wire_seeds() {
   const Bytes payload = {'h', 'e', 'l', 'l', 'o'};
-  write_seed("msg_header", "eager_short", message(header(nic::MsgType::kEager, 1, 7, 5), payload));
-  write_seed("msg_header", "eager_short_empty", message(header(nic::MsgType::kEager, 0, 0, 0), {}));
-  write_seed("msg_header", "eager_full", message(header(nic::MsgType::kEager, 0x10001, 70000, 5), payload));
-  write_seed("msg_header", "credit", message(header(nic::MsgType::kCredit, 0, 0, 0), {}));
+  write_seed("msg_header", "eager_short", message(header(proto::MsgType::kEager, 1, 7, 5), payload));
+  write_seed("msg_header", "eager_short_empty", message(header(proto::MsgType::kEager, 0, 0, 0), {}));
+  write_seed("msg_header", "eager_full", message(header(proto::MsgType::kEager, 0x10001, 70000, 5), payload));
+  write_seed("msg_header", "credit", message(header(proto::MsgType::kCredit, 0, 0, 0), {}));
   for (const char* h : {"msg_header", "rts"}) {
-    write_seed(h, "rts", message(header(nic::MsgType::kRts, 2, 9, 65536), remote_buffer(0x7f0000100000, 65536)));
-    write_seed(h, "rts_runs", message(header(nic::MsgType::kRtsRuns, 2, 9, 5104), run_list_bytes(kRuns, 5104)));
-    write_seed(h, "fin", message(header(nic::MsgType::kFin, 0, 0, 40), {}));
-    write_seed(h, "revoke", message(header(nic::MsgType::kRevoke, 3, 0, 17), {}));
-    write_seed(h, "revoke_ack", message(header(nic::MsgType::kRevokeAck, 3, 0, 17), {}));
+    write_seed(h, "rts", message(header(proto::MsgType::kRts, 2, 9, 65536), remote_buffer(0x7f0000100000, 65536)));
+    write_seed(h, "rts_runs", message(header(proto::MsgType::kRtsRuns, 2, 9, 5104), run_list_bytes(kRuns, 5104)));
+    write_seed(h, "fin", message(header(proto::MsgType::kFin, 0, 0, 40), {}));
+    write_seed(h, "revoke", message(header(proto::MsgType::kRevoke, 3, 0, 17), {}));
+    write_seed(h, "revoke_ack", message(header(proto::MsgType::kRevokeAck, 3, 0, 17), {}));
   }
   for (std::size_t n : {std::size_t{1}, std::size_t{3}}) {
-    const std::vector<nic::RemoteRun> runs(kRuns.begin(), kRuns.begin() + static_cast<std::ptrdiff_t>(n));
+    const std::vector<proto::RemoteRun> runs(kRuns.begin(), kRuns.begin() + static_cast<std::ptrdiff_t>(n));
     std::uint64_t length = 0;
     for (const auto& r : runs) length += r.length;
     Bytes b;
     put_host(b, length);
-    put_host(b, nic::max_remote_runs(kEagerLimit));
+    put_host(b, proto::max_remote_runs(kEagerLimit));
     append(b, run_list_bytes(runs, length));
     write_seed("run_list", "runs" + std::to_string(n), b);
   }
-  for (auto state : {nic::CreditState::kPending, nic::CreditState::kArmed}) {
-    nic::CreditEntry e;
+  for (auto state : {proto::CreditState::kPending, proto::CreditState::kArmed}) {
+    proto::CreditEntry e;
     e.addr = 0x7f0000200000;
     e.rkey = 0x4321;
     e.capacity = 4096;
     e.context = 2;
     e.tag = 11;
-    e.arm = nic::encode_arm({state, 0x012345, 100});
-    std::array<std::byte, sizeof(nic::CreditEntry)> b{};
-    nic::encode(e, b);
+    e.arm = proto::encode_arm({state, 0x012345, 100});
+    std::array<std::byte, sizeof(proto::CreditEntry)> b{};
+    proto::encode(e, b);
     Bytes out;
     append(out, b);
-    put_host(out, nic::direct_imm(7, 4096));
-    write_seed("credit", state == nic::CreditState::kArmed ? "armed" : "pending", out);
+    put_host(out, proto::direct_imm(7, 4096));
+    write_seed("credit", state == proto::CreditState::kArmed ? "armed" : "pending", out);
   }
   nic::QpAddress qp;
   qp.lid = 1;

@@ -1,16 +1,18 @@
-// Invariants of nic::parse_message shared by the header and RTS/control-body harnesses.
+// Invariants of proto::parse_message shared by the header and RTS/control-body harnesses.
 #pragma once
 
 #include <array>
 
+#include "augur/host/protocol.h"
 #include "augur/nic/wire.h"
 #include "fuzz_util.h"
 
 namespace augur::fuzz {
+namespace proto = augur::host::proto;
 
 // The receiver's side of parse_message, from the front of the input.
-inline nic::MsgExpect take_expect(Input& in) {
-  nic::MsgExpect e{};
+inline proto::MsgExpect take_expect(Input& in) {
+  proto::MsgExpect e{};
   e.src = in.take<std::uint32_t>();
   e.seq = in.take<std::uint32_t>();
   e.slot_bytes = in.take<std::uint32_t>();
@@ -20,43 +22,43 @@ inline nic::MsgExpect take_expect(Input& in) {
 // What any accepted message satisfies, whatever its type: the body is the tail of the slot, the
 // header is one of the two forms and re-encodes to the bytes that arrived (both forms are
 // canonical), and nothing claims more than the slot holds.
-inline void check_message(std::span<const std::byte> slot, const nic::MsgExpect& expect, const nic::Message& m) {
-  const nic::MsgHeader& h = m.header;
+inline void check_message(std::span<const std::byte> slot, const proto::MsgExpect& expect, const proto::Message& m) {
+  const proto::MsgHeader& h = m.header;
   AUGUR_FUZZ_CHECK(slot.size() <= expect.slot_bytes);
   AUGUR_FUZZ_CHECK(inside(m.body, slot));
   AUGUR_FUZZ_CHECK(m.body.data() + m.body.size() == slot.data() + slot.size());
   const std::size_t header_bytes = slot.size() - m.body.size();
-  const bool short_form = std::to_integer<std::uint8_t>(slot[0]) == static_cast<std::uint8_t>(nic::MsgType::kEagerShort);
-  AUGUR_FUZZ_CHECK(header_bytes == (short_form ? sizeof(nic::ShortEagerHeader) : sizeof(nic::MsgHeader)));
-  AUGUR_FUZZ_CHECK(h.src == expect.src && h.seq == expect.seq && h.version == nic::MsgHeader::kVersion);
-  std::array<std::byte, sizeof(nic::MsgHeader)> again{};
+  const bool short_form = std::to_integer<std::uint8_t>(slot[0]) == static_cast<std::uint8_t>(proto::MsgType::kEagerShort);
+  AUGUR_FUZZ_CHECK(header_bytes == (short_form ? sizeof(proto::ShortEagerHeader) : sizeof(proto::MsgHeader)));
+  AUGUR_FUZZ_CHECK(h.src == expect.src && h.seq == expect.seq && h.version == proto::MsgHeader::kVersion);
+  std::array<std::byte, sizeof(proto::MsgHeader)> again{};
   if (short_form) {
-    AUGUR_FUZZ_CHECK(h.type == nic::MsgType::kEager);
-    AUGUR_FUZZ_CHECK(nic::encode_msg_header(h, again) == sizeof(nic::ShortEagerHeader));
+    AUGUR_FUZZ_CHECK(h.type == proto::MsgType::kEager);
+    AUGUR_FUZZ_CHECK(proto::encode_msg_header(h, again) == sizeof(proto::ShortEagerHeader));
   } else {
-    nic::encode(h, again);
+    proto::encode(h, again);
   }
   AUGUR_FUZZ_CHECK(same_bytes(std::span(again).first(header_bytes), slot.first(header_bytes)));
   switch (h.type) {
-    case nic::MsgType::kEager:
+    case proto::MsgType::kEager:
       AUGUR_FUZZ_CHECK(h.tag >= 0 && h.length == m.body.size());
       // The payload fits the slot's eager limit, whichever header form carried it.
-      AUGUR_FUZZ_CHECK(m.body.size() + sizeof(nic::MsgHeader) <= expect.slot_bytes);
+      AUGUR_FUZZ_CHECK(m.body.size() + sizeof(proto::MsgHeader) <= expect.slot_bytes);
       break;
-    case nic::MsgType::kRts:
+    case proto::MsgType::kRts:
       AUGUR_FUZZ_CHECK(h.tag >= 0 && m.body.size() == sizeof(nic::RemoteBuffer));
       break;
-    case nic::MsgType::kRtsRuns:
-      AUGUR_FUZZ_CHECK(h.tag >= 0 && m.body.size() >= nic::run_list_bytes(1));
+    case proto::MsgType::kRtsRuns:
+      AUGUR_FUZZ_CHECK(h.tag >= 0 && m.body.size() >= proto::run_list_bytes(1));
       break;
-    case nic::MsgType::kFin:
-    case nic::MsgType::kCredit:
-    case nic::MsgType::kRevoke:
-    case nic::MsgType::kRevokeAck:
+    case proto::MsgType::kFin:
+    case proto::MsgType::kCredit:
+    case proto::MsgType::kRevoke:
+    case proto::MsgType::kRevokeAck:
       AUGUR_FUZZ_CHECK(m.body.empty());
       break;
-    case nic::MsgType::kDirect:
-    case nic::MsgType::kEagerShort:
+    case proto::MsgType::kDirect:
+    case proto::MsgType::kEagerShort:
       fail("a wire-only or receiver-only type came out of parse_message", __FILE__, __LINE__);
   }
 }
@@ -64,18 +66,18 @@ inline void check_message(std::span<const std::byte> slot, const nic::MsgExpect&
 // An accepted run list: as many runs as allowed, exactly the bytes they need, each run a real
 // range, and together exactly the message: in packed order no run reaches past msg_length.
 inline void check_run_list(std::span<const std::byte> bytes, std::uint64_t msg_length, std::uint32_t max_runs,
-                           const std::vector<nic::RemoteRun>& runs) {
+                           const std::vector<proto::RemoteRun>& runs) {
   AUGUR_FUZZ_CHECK(!runs.empty() && runs.size() <= max_runs);
-  AUGUR_FUZZ_CHECK(bytes.size() == nic::run_list_bytes(runs.size()));
+  AUGUR_FUZZ_CHECK(bytes.size() == proto::run_list_bytes(runs.size()));
   std::uint64_t offset = 0;
-  for (const nic::RemoteRun& r : runs) {
+  for (const proto::RemoteRun& r : runs) {
     AUGUR_FUZZ_CHECK(r.length > 0 && r.addr != 0 && r.addr <= UINT64_MAX - r.length);
     AUGUR_FUZZ_CHECK(r.length <= msg_length - offset);
     offset += r.length;
   }
   AUGUR_FUZZ_CHECK(offset == msg_length);
   std::vector<std::byte> again(bytes.size());
-  nic::encode_run_list(msg_length, runs, again);
+  proto::encode_run_list(msg_length, runs, again);
   AUGUR_FUZZ_CHECK(same_bytes(std::span<const std::byte>(again), bytes));
 }
 

@@ -75,7 +75,7 @@ void check_plan(std::size_t remote_count, std::size_t local_count, std::uint32_t
   std::fill(dst_mem.begin(), dst_mem.end(), std::byte{0xcc});
   const std::size_t total = layout_bytes(src), cap = layout_bytes(dst);
   const std::size_t n = truncate ? std::min(total, cap) / 2 : std::min(total, cap);
-  std::vector<nic::RemoteRun> remote;
+  std::vector<proto::RemoteRun> remote;
   for (std::size_t i = 0; i < src.size(); ++i) {
     remote.push_back({reinterpret_cast<std::uintptr_t>(src[i].addr), static_cast<std::uint32_t>(src[i].length),
                       static_cast<std::uint32_t>(100 + i)});
@@ -136,7 +136,7 @@ TEST(Layout, OneRemoteRunIntoManyLocalRunsTakesSeveralReads) {
   std::vector<std::byte> src(64 * 10), dst(64 * 20);
   std::vector<IoRun> local;
   for (std::size_t i = 0; i < 64; ++i) local.push_back({dst.data() + 20 * i, 10});
-  const std::vector<nic::RemoteRun> remote = {{reinterpret_cast<std::uintptr_t>(src.data()), 640, 1}};
+  const std::vector<proto::RemoteRun> remote = {{reinterpret_cast<std::uintptr_t>(src.data()), 640, 1}};
   const std::vector<std::uint32_t> keys(local.size(), 2);
   const ReadPlan plan = plan_reads(remote, local, keys, 640, 32);
   ASSERT_EQ(plan.wrs.size(), 2u);  // 64 slices, 32 per READ

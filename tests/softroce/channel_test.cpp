@@ -93,11 +93,11 @@ Status run_sender(int fd) {
     }
   }
   // A header that lies about its source, then one good message after it.
-  std::vector<std::byte> bad(sizeof(nic::MsgHeader));
-  nic::MsgHeader h;
+  std::vector<std::byte> bad(sizeof(proto::MsgHeader));
+  proto::MsgHeader h;
   h.src = 7;
   h.seq = kMessages;
-  nic::encode(h, std::span<std::byte, sizeof(nic::MsgHeader)>(bad.data(), bad.size()));
+  proto::encode(h, std::span<std::byte, sizeof(proto::MsgHeader)>(bad.data(), bad.size()));
   while (true) {
     AUGUR_ASSIGN_OR_RETURN(bool sent, s.ch->try_send_raw_for_test(bad));
     if (sent) break;

@@ -263,14 +263,14 @@ Status malformed_main(std::uint16_t port, int rank, const Lie& l) {
   const auto addr = reinterpret_cast<std::uintptr_t>(target.data());
   AUGUR_RETURN_IF_ERROR(boot->fence());
   if (rank == 1) {
-    std::vector<nic::RemoteRun> runs;
+    std::vector<proto::RemoteRun> runs;
     for (const auto& [off, len] : l.runs) runs.push_back({addr + off, len, 1});
-    std::vector<std::byte> body(nic::run_list_bytes(runs.size()));
-    nic::encode_run_list(l.length, runs, body);
+    std::vector<std::byte> body(proto::run_list_bytes(runs.size()));
+    proto::encode_run_list(l.length, runs, body);
     body.resize(body.size() - l.cut);
     bool sent = false;
     while (!sent) {
-      AUGUR_ASSIGN_OR_RETURN(sent, e->send_raw_message_for_test(peer, nic::MsgType::kRtsRuns, 3, 5, l.length, body));
+      AUGUR_ASSIGN_OR_RETURN(sent, e->send_raw_message_for_test(peer, proto::MsgType::kRtsRuns, 3, 5, l.length, body));
       AUGUR_RETURN_IF_ERROR(e->progress());
     }
   } else {

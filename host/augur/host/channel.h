@@ -20,7 +20,7 @@
 
 #include "augur/host/layout.h"
 #include "augur/nic/verbs.h"
-#include "augur/nic/wire.h"
+#include "augur/host/protocol.h"
 #include "augur/status.h"
 
 namespace augur::host {
@@ -46,7 +46,7 @@ struct ChannelCounters {
 
 // A message sitting in a bounce slot, valid until release(slot).
 struct Arrival {
-  nic::MsgHeader header;
+  proto::MsgHeader header;
   std::span<const std::byte> payload;
   std::uint32_t slot;
 };
@@ -74,10 +74,10 @@ class Channel {
   // Sends one message if a credit is available (false if not: retry after progress); fills in
   // source and sequence. Eager: length = body size. RTS: length = message size, body = the
   // encoded RemoteBuffer. FIN: length = sequence number of the RTS it answers, no body.
-  Result<bool> try_send(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+  Result<bool> try_send(proto::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
                         std::span<const std::byte> body);
   Result<bool> try_send(std::uint32_t context, std::int32_t tag, std::span<const std::byte> payload) {
-    return try_send(nic::MsgType::kEager, context, tag, static_cast<std::uint32_t>(payload.size()), payload);
+    return try_send(proto::MsgType::kEager, context, tag, static_cast<std::uint32_t>(payload.size()), payload);
   }
   // As the two above, with the eager payload (`length` bytes) gathered from `runs` into the
   // send slot: one copy for a non-contiguous send.
@@ -86,13 +86,13 @@ class Channel {
   [[nodiscard]] std::uint32_t next_seq() const noexcept { return next_seq_out_; }
   // Direct placement, receiving side: writes a credit (entry and arm word) into slot `slot` of
   // the peer's credit table, or only its arm word. False if the send queue has no room now.
-  Result<bool> write_credit(std::uint32_t slot, const nic::CreditEntry& e);
-  Result<bool> write_arm(std::uint32_t slot, const nic::CreditArm& a);
+  Result<bool> write_credit(std::uint32_t slot, const proto::CreditEntry& e);
+  Result<bool> write_arm(std::uint32_t slot, const proto::CreditArm& a);
   // Direct placement, sending side: the credit the peer put in our table at `slot`, if it is
   // armed and was read whole (fields between two equal reads of the arm word) and well formed.
   struct Credit {
-    nic::CreditEntry entry;
-    nic::CreditArm arm;
+    proto::CreditEntry entry;
+    proto::CreditArm arm;
     std::uint64_t arm_word = 0;  // as read: the same word means the same issue of the credit
   };
   [[nodiscard]] std::optional<Credit> armed_credit(std::uint32_t slot) const;
@@ -103,8 +103,8 @@ class Channel {
   // Sends one message by RDMA WRITE with immediate into the credited buffer (same ordering,
   // sequence numbers and bounce-slot flow control as try_send: the write consumes a receive).
   // The payload is copied to a send slot first, so it must fit the eager limit.
-  Result<bool> try_send_direct(std::uint32_t slot, const nic::CreditEntry& e, std::span<const std::byte> payload);
-  Result<bool> try_send_direct_gather(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t length,
+  Result<bool> try_send_direct(std::uint32_t slot, const proto::CreditEntry& e, std::span<const std::byte> payload);
+  Result<bool> try_send_direct_gather(std::uint32_t slot, const proto::CreditEntry& e, std::uint32_t length,
                                       std::span<const IoRun> runs);
   [[nodiscard]] std::uint32_t credit_slots() const noexcept { return cfg_.credit_slots; }
   // Messages received from the peer so far (the sequence number the next one must carry).
@@ -157,10 +157,10 @@ class Channel {
   Result<bool> send_slot(std::uint32_t len, std::span<const std::byte> tail = {});
   // try_send / try_send_direct with the payload written into the slot by fill(slot_payload).
   template <typename Fill>
-  Result<bool> send_filled(nic::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
+  Result<bool> send_filled(proto::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length,
                            std::size_t body_bytes, const Fill& fill, std::span<const std::byte> inline_body = {});
   template <typename Fill>
-  Result<bool> send_direct_filled(std::uint32_t slot, const nic::CreditEntry& e, std::uint32_t len, const Fill& fill,
+  Result<bool> send_direct_filled(std::uint32_t slot, const proto::CreditEntry& e, std::uint32_t len, const Fill& fill,
                                   std::span<const std::byte> inline_body = {});
   Result<bool> post_credit_write(std::span<const std::byte> bytes, std::uint64_t remote_addr);
   std::byte* next_send_slot();
@@ -175,7 +175,7 @@ class Channel {
   std::vector<std::byte> recv_ring_;
   std::vector<std::byte> send_ring_;
   std::unique_ptr<std::uint64_t[]> words_;  // [0]: peer's freed count, written by the peer; [1]: ours, the source of our writes
-  std::unique_ptr<nic::CreditEntry[]> credit_table_;  // credits the peer gives us, written by its NIC
+  std::unique_ptr<proto::CreditEntry[]> credit_table_;  // credits the peer gives us, written by its NIC
   std::unique_ptr<nic::MemoryRegion> recv_mr_, send_mr_, words_mr_, table_mr_;
   nic::RemoteBuffer peer_table_{};
   std::unique_ptr<nic::QueuePair> qp_;

@@ -197,7 +197,7 @@ class Engine {
   [[nodiscard]] const Channel* channel(int peer) const { return peers_[static_cast<std::size_t>(peer)].ch.get(); }
   // Tests that play a faulty peer (no assist thread): sends one message with this header and
   // body as the next message to `peer`, outside the send queue. False: no credit now.
-  Result<bool> send_raw_message_for_test(int peer, nic::MsgType type, std::uint32_t context, std::int32_t tag,
+  Result<bool> send_raw_message_for_test(int peer, proto::MsgType type, std::uint32_t context, std::int32_t tag,
                                          std::uint32_t length, std::span<const std::byte> body);
   // Fault injection (no assist thread): the QP to `peer` goes to the error state.
   Status force_qp_error_for_test(int peer);
@@ -217,22 +217,22 @@ class Engine {
     std::size_t n;  // bytes to read: min(message, buffer)
     nic::RemoteBuffer remote;
     std::uint32_t rts_seq;
-    std::vector<nic::RemoteRun> remote_runs;  // a non-contiguous source (kRtsRuns); else `remote`
+    std::vector<proto::RemoteRun> remote_runs;  // a non-contiguous source (kRtsRuns); else `remote`
   };
   struct Incoming {  // a message waiting in the unexpected queue
     int peer;
-    nic::MsgType type;
+    proto::MsgType type;
     std::uint32_t slot;                   // eager: the bounce slot holding it
     std::span<const std::byte> payload;   // eager: in the slot
     std::vector<std::byte> self_copy;     // self messages
     nic::RemoteBuffer remote;             // RTS: where the data is
-    std::vector<nic::RemoteRun> remote_runs;  // kRtsRuns: where the data is
+    std::vector<proto::RemoteRun> remote_runs;  // kRtsRuns: where the data is
     std::uint32_t seq;                    // RTS: answered by FIN
     std::size_t length;
     RequestPtr self_sender;               // a synchronous send to oneself: completes when matched
   };
   struct OutMsg {
-    nic::MsgType type;
+    proto::MsgType type;
     std::uint32_t context;
     std::int32_t tag;
     std::uint32_t length;
@@ -366,7 +366,7 @@ class Engine {
   Status on_fin(int peer, std::uint32_t rts_seq);
   Status start_reads(int peer);
   void queue_fin(int peer, std::uint32_t rts_seq);
-  void queue_control(int peer, nic::MsgType type, std::uint32_t slot, std::uint32_t generation);
+  void queue_control(int peer, proto::MsgType type, std::uint32_t slot, std::uint32_t generation);
   // Direct placement (docs/runtime.md, "Direct placement and steering").
   Status give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context, std::int32_t tag);
   Status stage_credit(const predictor::RecvCall& call);
@@ -380,7 +380,7 @@ class Engine {
   // Records the last data message sent with an envelope, within Peer::last_sent's bound.
   static void note_sent(Peer& p, std::uint64_t envelope, std::uint32_t seq);
   static constexpr std::size_t kMaxEnvelopesPerPeer = 4096;
-  std::optional<std::pair<std::uint32_t, nic::CreditEntry>> usable_credit(Peer& p, std::uint32_t context, std::int32_t tag,
+  std::optional<std::pair<std::uint32_t, proto::CreditEntry>> usable_credit(Peer& p, std::uint32_t context, std::int32_t tag,
                                                                           std::size_t length) const;
   // Sends an eager message now, through a usable credit or a bounce slot; kNone: no room yet.
   // `runs` non-empty (a layout send, `user` unused): the `length` bytes are gathered from them.

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "augur/nic/verbs.h"
-#include "augur/nic/wire.h"
+#include "augur/host/protocol.h"
 
 namespace augur::host {
 
@@ -47,7 +47,7 @@ struct ReadPlan {
 // Pairs the remote runs with the local ones for the first `n` bytes of the message: each READ
 // reads within one remote run into at most `max_sge` local slices of at most `max_bytes` bytes
 // in all. `lkeys[i]` is the key of local[i]. The caller guarantees both sides hold `n` bytes.
-ReadPlan plan_reads(std::span<const nic::RemoteRun> remote, std::span<const IoRun> local,
+ReadPlan plan_reads(std::span<const proto::RemoteRun> remote, std::span<const IoRun> local,
                     std::span<const std::uint32_t> lkeys, std::size_t n, std::uint32_t max_sge,
                     std::uint32_t max_bytes = 1u << 30);
 
