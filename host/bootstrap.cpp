@@ -55,15 +55,18 @@ struct Conn {
 
 }  // namespace
 
-BootstrapServer::BootstrapServer(int size, int listen_fd, std::uint16_t port, std::chrono::milliseconds timeout)
-    : size_(size), listen_fd_(listen_fd), port_(port), timeout_(timeout) {}
+BootstrapServer::BootstrapServer(int size, UniqueFd listen_fd, std::uint16_t port, std::chrono::milliseconds timeout)
+    : size_(size), listen_fd_(std::move(listen_fd)), port_(port), timeout_(timeout) {}
 
 Result<std::unique_ptr<BootstrapServer>> BootstrapServer::start(int size, const std::string& bind_addr, std::uint16_t port,
                                                                 std::chrono::milliseconds timeout) {
   if (size < 1 || size > kMaxRanks) return Status(Code::kInvalidArgument, "job size " + std::to_string(size));
   AUGUR_ASSIGN_OR_RETURN(tcp::Listener l, tcp::listen(bind_addr, port, "bootstrap"));
-  std::unique_ptr<BootstrapServer> srv(new BootstrapServer(size, l.fd, l.port, timeout));
-  if (::pipe2(srv->wake_fd_, O_CLOEXEC) != 0) return errno_status(errno, "pipe2");
+  std::unique_ptr<BootstrapServer> srv(new BootstrapServer(size, std::move(l.fd), l.port, timeout));
+  int wake[2];
+  if (::pipe2(wake, O_CLOEXEC) != 0) return errno_status(errno, "pipe2");
+  srv->wake_rd_.reset(wake[0]);
+  srv->wake_wr_.reset(wake[1]);
   srv->thread_ = std::thread([s = srv.get()] { s->run(); });
   return srv;
 }
@@ -71,12 +74,9 @@ Result<std::unique_ptr<BootstrapServer>> BootstrapServer::start(int size, const 
 BootstrapServer::~BootstrapServer() {
   if (thread_.joinable()) {
     const char c = 'q';
-    (void)!::write(wake_fd_[1], &c, 1);
+    (void)!::write(wake_wr_.get(), &c, 1);
     thread_.join();
   }
-  ::close(listen_fd_);
-  if (wake_fd_[0] >= 0) ::close(wake_fd_[0]);
-  if (wake_fd_[1] >= 0) ::close(wake_fd_[1]);
 }
 
 Status BootstrapServer::wait() {
@@ -130,7 +130,7 @@ void BootstrapServer::run() {
   };
 
   for (;;) {
-    std::vector<pollfd> pfds{{wake_fd_[0], POLLIN, 0}, {listen_fd_, POLLIN, 0}};
+    std::vector<pollfd> pfds{{wake_rd_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
     for (const Conn& c : conns) pfds.push_back({c.fd, POLLIN, 0});
     const bool failed_before = !abort_msg.empty();
     const auto deadline = std::min(joined < size_ ? connect_deadline : Clock::time_point::max(), fence_deadline);
@@ -155,7 +155,7 @@ void BootstrapServer::run() {
     }
     const std::size_t polled = pfds.size() - 2;  // connections accepted below were not polled
     if (pfds[1].revents & POLLIN) {
-      int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
       if (fd >= 0) {
         int one = 1;
         ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
@@ -281,12 +281,12 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::connect(const std::string& h
   if (size < 1 || size > kMaxRanks || rank < 0 || rank >= size) {
     return Status(Code::kInvalidArgument, "rank " + std::to_string(rank) + " of a job of " + std::to_string(size));
   }
-  AUGUR_ASSIGN_OR_RETURN(int fd, tcp::connect(host, port, timeout, "bootstrap"));
-  tcp::enable_keepalive(fd);  // a launcher whose host vanished is seen, not waited for
+  AUGUR_ASSIGN_OR_RETURN(UniqueFd fd, tcp::connect(host, port, timeout, "bootstrap"));
+  tcp::enable_keepalive(fd.get());  // a launcher whose host vanished is seen, not waited for
   Bytes hello(4);
   wire::put_u32(hello.data(), static_cast<std::uint32_t>(size));
-  std::unique_ptr<TcpBootstrap> b(new TcpBootstrap(fd, rank, size, timeout));
-  AUGUR_RETURN_IF_ERROR(write_all(fd, frame(wire::MsgType::kHello, static_cast<std::uint32_t>(rank), hello)));
+  std::unique_ptr<TcpBootstrap> b(new TcpBootstrap(std::move(fd), rank, size, timeout));
+  AUGUR_RETURN_IF_ERROR(write_all(b->fd_.get(), frame(wire::MsgType::kHello, static_cast<std::uint32_t>(rank), hello)));
   return b;
 }
 
@@ -310,8 +310,7 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::from_settings() {
 }
 
 TcpBootstrap::~TcpBootstrap() {
-  (void)write_all(fd_, frame(wire::MsgType::kBye, static_cast<std::uint32_t>(rank_), {}));
-  ::close(fd_);
+  (void)write_all(fd_.get(), frame(wire::MsgType::kBye, static_cast<std::uint32_t>(rank_), {}));
 }
 
 Status TcpBootstrap::put(std::string_view key, std::string_view value) {
@@ -322,14 +321,14 @@ Status TcpBootstrap::put(std::string_view key, std::string_view value) {
   wire::put_u16(p.data(), static_cast<std::uint16_t>(key.size()));
   std::memcpy(p.data() + 2, key.data(), key.size());
   std::memcpy(p.data() + 2 + key.size(), value.data(), value.size());
-  AUGUR_RETURN_IF_ERROR(write_all(fd_, frame(wire::MsgType::kPut, static_cast<std::uint32_t>(rank_), p)));
+  AUGUR_RETURN_IF_ERROR(write_all(fd_.get(), frame(wire::MsgType::kPut, static_cast<std::uint32_t>(rank_), p)));
   kv_[{rank_, std::string(key)}] = std::string(value);
   return Status::Ok();
 }
 
 Status TcpBootstrap::fence() {
   const std::lock_guard lock(mu_);
-  AUGUR_RETURN_IF_ERROR(write_all(fd_, frame(wire::MsgType::kFence, static_cast<std::uint32_t>(rank_), {})));
+  AUGUR_RETURN_IF_ERROR(write_all(fd_.get(), frame(wire::MsgType::kFence, static_cast<std::uint32_t>(rank_), {})));
   const auto deadline = Clock::now() + timeout_ + std::chrono::seconds(5);  // the server times out first
   Frame f;
   for (;;) {
@@ -337,9 +336,9 @@ Status TcpBootstrap::fence() {
     if (got) break;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
     if (left <= 0) return Status(Code::kTimeout, "bootstrap fence: no answer from the server");
-    pollfd pfd{fd_, POLLIN, 0};
+    pollfd pfd{fd_.get(), POLLIN, 0};
     if (::poll(&pfd, 1, static_cast<int>(left)) <= 0) continue;
-    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_, in_));
+    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_.get(), in_));
     if (n == 0) return Status(Code::kPeerFailure, "bootstrap server closed the connection during a fence");
   }
   if (f.type == wire::MsgType::kAbort) {
@@ -363,9 +362,9 @@ Status TcpBootstrap::check_alive(int* dead_rank) {
   Frame f;
   AUGUR_ASSIGN_OR_RETURN(bool got, take_frame(in_, f));
   if (!got) {
-    pollfd pfd{fd_, POLLIN, 0};
+    pollfd pfd{fd_.get(), POLLIN, 0};
     if (::poll(&pfd, 1, 0) <= 0) return Status::Ok();
-    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_, in_));
+    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_.get(), in_));
     if (n == 0) {
       aborted_ = Status(Code::kPeerFailure, "bootstrap server closed the connection (launcher gone?)");
       return aborted_;

@@ -78,11 +78,10 @@ Engine::~Engine() {
   if (assist_thread_.joinable()) {
     stop_.store(true, std::memory_order_seq_cst);
     const std::uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);
+    (void)!::write(wake_fd_.get(), &one, sizeof one);
     assist_thread_.join();
   }
   assist_ = false;  // from here on everything runs on this thread
-  if (wake_fd_ >= 0) ::close(wake_fd_);
   Command* c = nullptr;
   while ((c = commands_.pop()) != nullptr) delete c;  // never ran: the engine is going away
   if (cfg_.stats) std::fprintf(stderr, "%s\n", stats_line().c_str());

@@ -28,8 +28,8 @@ Status Engine::start_assist() {
     std::fprintf(stderr, "augur: rank %d: assist thread on core %d (CPUs %s): %s\n", rank_, placement_.core,
                  placement_.cpus.c_str(), placement_.why.c_str());
   });
-  wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (wake_fd_ < 0) return errno_status(errno, "eventfd");
+  wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!wake_fd_.valid()) return errno_status(errno, "eventfd");
   assist_ = true;
   assist_thread_ = std::thread([this] { assist_main(); });
   return Status::Ok();
@@ -41,7 +41,7 @@ void Engine::enqueue(Command* c) const {
   commands_.push(c);
   if (assist_sleeping_.load(std::memory_order_seq_cst)) {
     const std::uint64_t one = 1;
-    (void)!::write(wake_fd_, &one, sizeof one);
+    (void)!::write(wake_fd_.get(), &one, sizeof one);
   }
 }
 
@@ -261,13 +261,13 @@ Status Engine::sleep_for_completion(int timeout_ms) {
   AUGUR_RETURN_IF_ERROR(progress_once());
   if (idle_polls_ == 0) return Status::Ok();
   // The assist thread is also woken by commands (wake_fd_); an application thread only by the CQ.
-  pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {wake_fd_, POLLIN, 0}};
+  pollfd fds[2] = {{events_->fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
   const int rc = ::poll(fds, assist_ ? 2 : 1, timeout_ms);
   if (rc < 0 && errno != EINTR) return errno_status(errno, "poll(completion channel)");
   if (rc > 0 && (fds[0].revents & POLLIN) != 0) AUGUR_RETURN_IF_ERROR(cq_->consume_event(*events_));
   if (rc > 0 && assist_ && (fds[1].revents & POLLIN) != 0) {
     std::uint64_t n = 0;
-    (void)!::read(wake_fd_, &n, sizeof n);
+    (void)!::read(wake_fd_.get(), &n, sizeof n);
   }
   return Status::Ok();
 }

@@ -255,11 +255,8 @@ Result<Request> decode(std::span<const unsigned char> payload) {
 Result<int> run_remote(const std::string& host, std::uint16_t port, const Request& req, int out_fd, int err_fd,
                        volatile sig_atomic_t* forward_signal, std::chrono::milliseconds connect_timeout) {
   const std::string where = "augur-hostd on " + host + ":" + std::to_string(port);
-  AUGUR_ASSIGN_OR_RETURN(int fd, tcp::connect(host, port, connect_timeout, "augur-hostd"));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  AUGUR_ASSIGN_OR_RETURN(const UniqueFd conn, tcp::connect(host, port, connect_timeout, "augur-hostd"));
+  const int fd = conn.get();
   tcp::enable_keepalive(fd);  // a host cut off is reported within seconds, not after TCP's 15 minutes
   const Bytes payload = encode(req);
   if (payload.size() > kMaxRequestBytes) return Status(Code::kInvalidArgument, "launch request larger than 1 MiB");
@@ -307,11 +304,7 @@ Result<std::string> local_address_toward(const std::string& host) { return tcp::
 
 Result<Daemon> Daemon::listen(const std::string& addr, std::uint16_t port, std::string token) {
   AUGUR_ASSIGN_OR_RETURN(tcp::Listener l, tcp::listen(addr, port, "augur-hostd"));
-  return Daemon(l.fd, l.port, std::move(token));
-}
-
-Daemon::~Daemon() {
-  if (fd_ >= 0) ::close(fd_);
+  return Daemon(std::move(l.fd), l.port, std::move(token));
 }
 
 Status Daemon::serve() {
@@ -319,11 +312,11 @@ Status Daemon::serve() {
   for (;;) {
     while (::waitpid(-1, nullptr, WNOHANG) > 0) {
     }
-    pollfd p{fd_, POLLIN, 0};
+    pollfd p{fd_.get(), POLLIN, 0};
     if (::poll(&p, 1, 1000) <= 0) continue;
     sockaddr_in sa{};
     socklen_t len = sizeof sa;
-    const int c = ::accept4(fd_, reinterpret_cast<sockaddr*>(&sa), &len, SOCK_CLOEXEC);
+    const int c = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&sa), &len, SOCK_CLOEXEC);
     if (c < 0) {
       if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN) continue;
       return errno_status(errno, "augur-hostd accept");
@@ -333,7 +326,7 @@ Status Daemon::serve() {
     const std::string peer = std::string(ip) + ":" + std::to_string(ntohs(sa.sin_port));
     const pid_t h = ::fork();
     if (h == 0) {
-      ::close(fd_);
+      fd_.reset();  // the child serves one connection, not the port
       _exit(handle_connection(c, token_, peer));
     }
     if (h < 0) log_line("fork for " + peer + ": " + std::strerror(errno));

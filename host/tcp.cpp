@@ -61,33 +61,31 @@ Result<Listener> listen(const std::string& addr, std::uint16_t port, std::string
   if (inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1) {
     return Status(Code::kInvalidArgument, std::string(what) + " bind address '" + addr + "' is not an IPv4 address");
   }
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno_status(errno, "socket");
+  UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return errno_status(errno, "socket");
   int one = 1;
-  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd, 128) != 0) {
-    Status s = errno_status(errno, std::string(what) + " bind/listen on " + addr + ":" + std::to_string(port));
-    ::close(fd);
-    return s;
+  ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd.get(), 128) != 0) {
+    return errno_status(errno, std::string(what) + " bind/listen on " + addr + ":" + std::to_string(port));
   }
   socklen_t len = sizeof sa;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len);
-  return Listener{fd, ntohs(sa.sin_port)};
+  ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&sa), &len);
+  return Listener{std::move(fd), ntohs(sa.sin_port)};
 }
 
-Result<int> connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout, std::string_view what) {
+Result<UniqueFd> connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout, std::string_view what) {
   AUGUR_ASSIGN_OR_RETURN(sockaddr_in sa, resolve(host, port, SOCK_STREAM));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {  // the server may not be listening yet
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (fd < 0) return errno_status(errno, "socket");
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) return errno_status(errno, "socket");
+    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
       int one = 1;
-      ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+      ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       return fd;
     }
     const int err = errno;
-    ::close(fd);
+    fd.reset();
     if (std::chrono::steady_clock::now() > deadline) {
       return errno_status(err, std::string(what) + " connect to " + host + ":" + std::to_string(port))
           .context("within " + std::to_string(timeout.count()) + " ms");
@@ -109,18 +107,15 @@ void enable_keepalive(int fd) {
 
 Result<std::string> local_address_toward(const std::string& host) {
   AUGUR_ASSIGN_OR_RETURN(sockaddr_in sa, resolve(host, 9, SOCK_DGRAM));
-  const int fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return errno_status(errno, "socket");
+  const UniqueFd fd(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+  if (!fd.valid()) return errno_status(errno, "socket");
   sockaddr_in me{};
   socklen_t len = sizeof me;
   // connect() on a datagram socket only picks the route and source address.
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&me), &len) != 0) {
-    Status s = errno_status(errno, "route to " + host);
-    ::close(fd);
-    return s;
+  if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 ||
+      ::getsockname(fd.get(), reinterpret_cast<sockaddr*>(&me), &len) != 0) {
+    return errno_status(errno, "route to " + host);
   }
-  ::close(fd);
   char buf[INET_ADDRSTRLEN] = {};
   ::inet_ntop(AF_INET, &me.sin_addr, buf, sizeof buf);
   return std::string(buf);

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "augur/status.h"
+#include "augur/unique_fd.h"
 
 namespace augur::host::tcp {
 
@@ -20,7 +21,7 @@ Status write_all(int fd, const Bytes& b, std::string_view what);
 Result<std::size_t> read_some(int fd, Bytes& in, std::string_view what);
 
 struct Listener {
-  int fd = -1;
+  UniqueFd fd;
   std::uint16_t port = 0;
 };
 // A listening IPv4 socket on `addr`:`port` (port 0: any free port), close-on-exec.
@@ -28,13 +29,13 @@ Result<Listener> listen(const std::string& addr, std::uint16_t port, std::string
 
 // Connects to host:port (a name or IPv4 address), retrying until `timeout` while nobody listens
 // yet. TCP_NODELAY is set: every protocol above is request/response.
-Result<int> connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout, std::string_view what);
+Result<UniqueFd> connect(const std::string& host, std::uint16_t port, std::chrono::milliseconds timeout, std::string_view what);
 
 // Liveness of a long-lived control connection without a timer above it: TCP keepalive probes
 // after kKeepaliveIdle of silence, kKeepaliveProbes of them kKeepaliveInterval apart, and a bound
 // on unacknowledged data. A rank computing for hours still answers (the kernel does); a host that
-// powered off or lost its link should be seen in about 10 s instead of the kernel's default 2
-// hours (not yet tested: it needs two guests and a cut link, docs/faults.md).
+// powered off or lost its link is seen in about 10 s instead of the kernel's default 2 hours
+// (twohost_mpi_link cuts a link under a job: docs/faults.md).
 inline constexpr int kKeepaliveIdleS = 5, kKeepaliveIntervalS = 1, kKeepaliveProbes = 5;
 void enable_keepalive(int fd);
 

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "augur/status.h"
+#include "augur/unique_fd.h"
 
 namespace augur::host {
 
@@ -60,12 +61,12 @@ class BootstrapServer {
   Status wait();
 
  private:
-  BootstrapServer(int size, int listen_fd, std::uint16_t port, std::chrono::milliseconds timeout);
+  BootstrapServer(int size, UniqueFd listen_fd, std::uint16_t port, std::chrono::milliseconds timeout);
   void run();
   void finish(Status result);
   int size_;
-  int listen_fd_;
-  int wake_fd_[2] = {-1, -1};
+  UniqueFd listen_fd_;
+  UniqueFd wake_rd_, wake_wr_;  // a pipe: the destructor wakes the server thread to stop
   std::uint16_t port_;
   std::chrono::milliseconds timeout_;
   std::mutex mu_;
@@ -92,9 +93,9 @@ class TcpBootstrap final : public Bootstrap {
   Status check_alive(int* dead_rank) override;
 
  private:
-  TcpBootstrap(int fd, int rank, int size, std::chrono::milliseconds timeout)
-      : fd_(fd), rank_(rank), size_(size), timeout_(timeout) {}
-  int fd_;
+  TcpBootstrap(UniqueFd fd, int rank, int size, std::chrono::milliseconds timeout)
+      : fd_(std::move(fd)), rank_(rank), size_(size), timeout_(timeout) {}
+  UniqueFd fd_;
   int rank_;
   int size_;
   std::chrono::milliseconds timeout_;

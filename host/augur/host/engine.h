@@ -36,6 +36,7 @@
 #include "augur/nic/reg_cache.h"
 #include "augur/nic/verbs.h"
 #include "augur/predictor/predictor.h"
+#include "augur/unique_fd.h"
 
 namespace augur::host {
 
@@ -430,7 +431,7 @@ class Engine {
   mutable MpscQueue<Command> commands_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> assist_sleeping_{false};
-  int wake_fd_ = -1;                      // eventfd: a command for a sleeping assist thread
+  UniqueFd wake_fd_;                      // eventfd: a command for a sleeping assist thread
   std::uint64_t completions_ = 0;         // requests finished (assist thread)
   std::uint64_t notified_ = 0;
   mutable std::mutex sleep_mu_;           // application threads sleeping on their requests

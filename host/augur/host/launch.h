@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "augur/status.h"
+#include "augur/unique_fd.h"
 
 namespace augur::host::launch {
 
@@ -86,17 +87,16 @@ Result<std::string> local_address_toward(const std::string& host);
 class Daemon {
  public:
   static Result<Daemon> listen(const std::string& addr, std::uint16_t port, std::string token);
-  Daemon(Daemon&& o) noexcept : fd_(o.fd_), port_(o.port_), token_(std::move(o.token_)) { o.fd_ = -1; }
+  Daemon(Daemon&&) noexcept = default;
   Daemon& operator=(Daemon&&) = delete;
   Daemon(const Daemon&) = delete;
-  ~Daemon();
   [[nodiscard]] std::uint16_t port() const noexcept { return port_; }
   // Returns only on a failure of the listening socket. Logs one line per launch on stderr.
   Status serve();
 
  private:
-  Daemon(int fd, std::uint16_t port, std::string token) : fd_(fd), port_(port), token_(std::move(token)) {}
-  int fd_;
+  Daemon(UniqueFd fd, std::uint16_t port, std::string token) : fd_(std::move(fd)), port_(port), token_(std::move(token)) {}
+  UniqueFd fd_;
   std::uint16_t port_;
   std::string token_;
 };
