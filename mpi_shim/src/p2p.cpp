@@ -246,9 +246,13 @@ MPI_Comm handle_of(const CommPtr& c) {
   return MPI_COMM_WORLD;
 }
 
-Err isend_common(const char* mode, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
+// MPI's send modes that reach the engine (buffered mode copies first, then sends in standard).
+// Ready mode is sent as standard: a correct program's receive is posted, so nothing differs.
+enum class SendMode { kStandard, kSynchronous, kReady };
+
+Err isend_common(SendMode mode, const void* buf, int count, MPI_Datatype dt, int dest, int tag, MPI_Comm comm,
                  MPI_Request* request) {
-  const bool synchronous = std::string_view(mode) == "synchronous";
+  const bool synchronous = mode == SendMode::kSynchronous;
   if (request == nullptr) return err(MPI_ERR_ARG, "null request pointer");
   *request = MPI_REQUEST_NULL;  // a program that goes on after an error then waits on nothing
   AUGUR_ERR_RETURN(check_p2p(buf, count, dt, dest, tag, comm, false));
@@ -326,7 +330,7 @@ Err spin() {
 AUGUR_MPI_FN(int, Isend,
              (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request),
              (buf, count, datatype, dest, tag, comm, request)) {
-  AUGUR_MPI_CHECK(comm, "MPI_Isend", isend_common("standard", buf, count, datatype, dest, tag, comm, request));
+  AUGUR_MPI_CHECK(comm, "MPI_Isend", isend_common(SendMode::kStandard, buf, count, datatype, dest, tag, comm, request));
   return MPI_SUCCESS;
 }
 
@@ -335,14 +339,14 @@ AUGUR_MPI_FN(int, Isend,
 AUGUR_MPI_FN(int, Issend,
              (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request),
              (buf, count, datatype, dest, tag, comm, request)) {
-  AUGUR_MPI_CHECK(comm, "MPI_Issend", isend_common("synchronous", buf, count, datatype, dest, tag, comm, request));
+  AUGUR_MPI_CHECK(comm, "MPI_Issend", isend_common(SendMode::kSynchronous, buf, count, datatype, dest, tag, comm, request));
   return MPI_SUCCESS;
 }
 
 AUGUR_MPI_FN(int, Irsend,
              (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm, MPI_Request* request),
              (buf, count, datatype, dest, tag, comm, request)) {
-  AUGUR_MPI_CHECK(comm, "MPI_Irsend", isend_common("ready", buf, count, datatype, dest, tag, comm, request));
+  AUGUR_MPI_CHECK(comm, "MPI_Irsend", isend_common(SendMode::kReady, buf, count, datatype, dest, tag, comm, request));
   return MPI_SUCCESS;
 }
 
@@ -354,12 +358,13 @@ AUGUR_MPI_FN(int, Irecv,
 }
 
 namespace {
-int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm) {
+int blocking_send(const char* fn, SendMode mode, const void* buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm) {
   AUGUR_MPI_CHECK(comm, fn, check_p2p(buf, count, datatype, dest, tag, comm, false));
   Req r;
   CommPtr c = comm_ptr(comm);
   AUGUR_MPI_CHECK(comm, fn,
-                  start_send(r, buf, count, type_ptr(datatype), dest, tag, c, c->p2p_ctx(), std::string_view(fn) == "MPI_Ssend"));
+                  start_send(r, buf, count, type_ptr(datatype), dest, tag, c, c->p2p_ctx(), mode == SendMode::kSynchronous));
   AUGUR_MPI_CHECK(comm, fn, wait_req(r));
   AUGUR_MPI_CHECK(comm, fn, req_finish(r, MPI_STATUS_IGNORE));
   return MPI_SUCCESS;
@@ -368,17 +373,17 @@ int blocking_send(const char* fn, const void* buf, int count, MPI_Datatype datat
 
 AUGUR_MPI_FN(int, Send, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
              (buf, count, datatype, dest, tag, comm)) {
-  return blocking_send("MPI_Send", buf, count, datatype, dest, tag, comm);
+  return blocking_send("MPI_Send", SendMode::kStandard, buf, count, datatype, dest, tag, comm);
 }
 
 AUGUR_MPI_FN(int, Ssend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
              (buf, count, datatype, dest, tag, comm)) {
-  return blocking_send("MPI_Ssend", buf, count, datatype, dest, tag, comm);
+  return blocking_send("MPI_Ssend", SendMode::kSynchronous, buf, count, datatype, dest, tag, comm);
 }
 
 AUGUR_MPI_FN(int, Rsend, (const void* buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm),
              (buf, count, datatype, dest, tag, comm)) {
-  return blocking_send("MPI_Rsend", buf, count, datatype, dest, tag, comm);
+  return blocking_send("MPI_Rsend", SendMode::kReady, buf, count, datatype, dest, tag, comm);
 }
 
 AUGUR_MPI_FN(int, Recv,
