@@ -144,7 +144,7 @@ AUGUR_MPI_FN(int, Comm_free, (MPI_Comm * comm), (comm)) {
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
     return raise(*comm, "MPI_Comm_free", err(MPI_ERR_COMM, "cannot free a predefined communicator"));
   }
-  S().comms[static_cast<std::size_t>(*comm)].reset();  // pending requests keep their own reference
+  free_comm_handle(*comm);  // pending requests keep their own reference
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
 }
@@ -342,7 +342,7 @@ AUGUR_MPI_FN(int, Group_compare, (MPI_Group group1, MPI_Group group2, int* resul
 AUGUR_MPI_FN(int, Group_free, (MPI_Group * group), (group)) {
   if (group == nullptr) return raise(MPI_COMM_WORLD, "MPI_Group_free", err(MPI_ERR_ARG, "null argument"));
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_free", check_group(*group));
-  if (*group != MPI_GROUP_EMPTY) S().groups[static_cast<std::size_t>(*group)].reset();
+  if (*group != MPI_GROUP_EMPTY) free_group_handle(*group);
   *group = MPI_GROUP_NULL;
   return MPI_SUCCESS;
 }

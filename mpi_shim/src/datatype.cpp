@@ -434,7 +434,7 @@ AUGUR_MPI_FN(int, Type_free, (MPI_Datatype * datatype), (datatype)) {
     return raise(MPI_COMM_WORLD, "MPI_Type_free", err(MPI_ERR_TYPE, "cannot free a predefined datatype"));
   }
   // Pending requests hold their own reference to the type.
-  S().types[static_cast<std::size_t>(*datatype)].reset();
+  free_type_handle(*datatype);
   *datatype = MPI_DATATYPE_NULL;
   return MPI_SUCCESS;
 }

@@ -156,10 +156,22 @@ T* lookup(std::vector<std::shared_ptr<T>>& v, int h) {
   return v[static_cast<std::size_t>(h)].get();
 }
 template <typename T>
-int add(std::vector<std::shared_ptr<T>>& v, std::shared_ptr<T> x) {
+int add(std::vector<std::shared_ptr<T>>& v, std::vector<int>& free, std::shared_ptr<T> x) {
   if (v.empty()) v.emplace_back();  // handle 0 is the null handle
+  if (!free.empty()) {
+    const int h = free.back();
+    free.pop_back();
+    v[static_cast<std::size_t>(h)] = std::move(x);
+    return h;
+  }
   v.push_back(std::move(x));
   return static_cast<int>(v.size() - 1);
+}
+template <typename T>
+void release(std::vector<std::shared_ptr<T>>& v, std::vector<int>& free, int h) {
+  if (h <= 0 || static_cast<std::size_t>(h) >= v.size() || !v[static_cast<std::size_t>(h)]) return;
+  v[static_cast<std::size_t>(h)].reset();
+  free.push_back(h);
 }
 }  // namespace
 
@@ -168,29 +180,14 @@ CommPtr comm_ptr(MPI_Comm c) { return comm_of(c) ? S().comms[static_cast<std::si
 Type* type_of(MPI_Datatype t) { return lookup(S().types, t); }
 TypePtr type_ptr(MPI_Datatype t) { return type_of(t) ? S().types[static_cast<std::size_t>(t)] : nullptr; }
 Group* group_of(MPI_Group g) { return lookup(S().groups, g); }
-MPI_Group new_group(GroupPtr g) { return add(S().groups, std::move(g)); }
-MPI_Comm new_comm(CommPtr c) { return add(S().comms, std::move(c)); }
-MPI_Datatype new_type(TypePtr t) { return add(S().types, std::move(t)); }
-
-MPI_Request new_req(ReqPtr r) {
-  State& s = S();
-  if (s.reqs.empty()) s.reqs.emplace_back();
-  if (!s.free_reqs.empty()) {
-    const int h = s.free_reqs.back();
-    s.free_reqs.pop_back();
-    s.reqs[static_cast<std::size_t>(h)] = std::move(r);
-    return h;
-  }
-  s.reqs.push_back(std::move(r));
-  return static_cast<int>(s.reqs.size() - 1);
-}
-
-void free_req_handle(MPI_Request h) {
-  State& s = S();
-  if (h <= 0 || static_cast<std::size_t>(h) >= s.reqs.size()) return;
-  s.reqs[static_cast<std::size_t>(h)].reset();
-  s.free_reqs.push_back(h);
-}
+MPI_Group new_group(GroupPtr g) { return add(S().groups, S().free_groups, std::move(g)); }
+MPI_Comm new_comm(CommPtr c) { return add(S().comms, S().free_comms, std::move(c)); }
+MPI_Datatype new_type(TypePtr t) { return add(S().types, S().free_types, std::move(t)); }
+MPI_Request new_req(ReqPtr r) { return add(S().reqs, S().free_reqs, std::move(r)); }
+void free_req_handle(MPI_Request h) { release(S().reqs, S().free_reqs, h); }
+void free_comm_handle(MPI_Comm c) { release(S().comms, S().free_comms, c); }
+void free_type_handle(MPI_Datatype t) { release(S().types, S().free_types, t); }
+void free_group_handle(MPI_Group g) { release(S().groups, S().free_groups, g); }
 
 int Group::rank_of_world(int w) const {
   for (std::size_t i = 0; i < world.size(); ++i) {

@@ -163,5 +163,23 @@ int main(int argc, char** argv) {
   int len = 0;
   MPI_Comm_get_name(MPI_COMM_WORLD, name, &len);
   CHECK(strcmp(name, "MPI_COMM_WORLD") == 0 && len == 14, "comm name %s", name);
+  /* Freed communicators' and groups' handles are given out again (the tables stay bounded). */
+  {
+    MPI_Comm first = MPI_COMM_NULL, highest = MPI_COMM_NULL;
+    MPI_Group gfirst = MPI_GROUP_NULL, ghighest = MPI_GROUP_NULL;
+    for (int i = 0; i < 20; ++i) {
+      MPI_Comm d;
+      MPI_Group g;
+      MPI_Comm_dup(MPI_COMM_WORLD, &d);
+      MPI_Comm_group(d, &g);
+      if (i == 0) first = d, gfirst = g;
+      if (d > highest) highest = d;
+      if (g > ghighest) ghighest = g;
+      MPI_Group_free(&g);
+      MPI_Comm_free(&d);
+    }
+    CHECK(highest == first && ghighest == gfirst, "20 dups took comm handles %d to %d, group handles %d to %d",
+          (int)first, (int)highest, (int)gfirst, (int)ghighest);
+  }
   return finish("comm");
 }
