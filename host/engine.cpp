@@ -335,8 +335,12 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
   // Rendezvous: read straight into the receive buffer (or layout).
   r.status = st;  // kept until the read completes
   Peer& p = peers_[static_cast<std::size_t>(msg.peer)];
-  p.read_queue.push_back(PendingRead{recv.req, layout ? nullptr : static_cast<std::byte*>(recv.buf), n, msg.remote, msg.seq,
-                                     std::move(msg.remote_runs)});
+  p.read_queue.push_back(PendingRead{.req = recv.req,
+                                     .buf = layout ? nullptr : static_cast<std::byte*>(recv.buf),
+                                     .n = n,
+                                     .remote = msg.remote,
+                                     .rts_seq = msg.seq,
+                                     .remote_runs = std::move(msg.remote_runs)});
   return start_reads(msg.peer);
 }
 
@@ -461,7 +465,7 @@ Status Engine::fail_peer(int peer, const Status& why) {
   })) {
   }
   for (auto& r : doomed) finish(*r, Path::kNone, why);
-  for (GivenCredit& g : p.given) g = GivenCredit{GivenCredit::State::kFree, g.generation, nullptr, nullptr, 0, 0, 0, {}, 0, false, 0};
+  for (GivenCredit& g : p.given) g = GivenCredit{.generation = g.generation};  // free, nothing at the peer
   return why;
 }
 

@@ -119,7 +119,17 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
   if (!written) return Status::Ok();
   if (g.state == State::kPending) ++counters_.credits_revoked;  // the staged one it replaces
   ++counters_.credits_issued;
-  g = GivenCredit{State::kArmed, generation, req, buf, e.capacity, context, tag, std::move(pin.value()), e.rkey, true, 0};
+  g = GivenCredit{.state = State::kArmed,
+                  .generation = generation,
+                  .req = req,
+                  .buf = buf,
+                  .cap = e.capacity,
+                  .context = context,
+                  .tag = tag,
+                  .pin = std::move(pin.value()),
+                  .rkey = e.rkey,
+                  .at_peer = true,
+                  .stamp = 0};
   take(g, k);
   return Status::Ok();
 }
@@ -166,8 +176,17 @@ Status Engine::stage_credit(const predictor::RecvCall& call) {
   AUGUR_ASSIGN_OR_RETURN(bool written, p.ch->write_credit(k, e));
   if (!written) return Status::Ok();
   ++counters_.credits_issued;
-  *slot = GivenCredit{State::kPending, generation, nullptr, buf, e.capacity, call.comm, call.tag, std::move(pin.value()),
-                      e.rkey, true, ++credit_clock_};
+  *slot = GivenCredit{.state = State::kPending,
+                      .generation = generation,
+                      .req = nullptr,
+                      .buf = buf,
+                      .cap = e.capacity,
+                      .context = call.comm,
+                      .tag = call.tag,
+                      .pin = std::move(pin.value()),
+                      .rkey = e.rkey,
+                      .at_peer = true,
+                      .stamp = ++credit_clock_};
   return Status::Ok();
 }
 

@@ -267,12 +267,12 @@ class Engine {
     };
     State state = State::kFree;
     std::uint32_t generation = 0;
-    RequestPtr req;
+    RequestPtr req{};
     const void* buf = nullptr;
     std::uint32_t cap = 0;
     std::uint32_t context = 0;
     std::int32_t tag = 0;
-    nic::RegCache::Handle pin;
+    nic::RegCache::Handle pin{};
     // The entry fields (buf, cap, context, tag, rkey) the sender's table holds for this slot:
     // a later receive into the same buffer, still registered under the same rkey, re-arms it
     // with the 8-byte arm word alone (a free slot keeps them; at_peer says they are there).
