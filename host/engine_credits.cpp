@@ -21,7 +21,7 @@ using engine_detail::predictor_options;
 namespace {
 
 // Distinct receive calls the predictor's tables hold before they start over. The application
-// traces in docs/predictor.md have 6-36 distinct calls per rank; a program whose buffers or counts
+// traces (../shared/traces, NPB at 8-36 ranks) have 6-36 distinct calls per rank; a program whose buffers or counts
 // never repeat would otherwise grow them by ~150 bytes a call (+8 MiB in a 30-minute soak).
 constexpr std::size_t kMaxPredictedCalls = 4096;
 
