@@ -24,7 +24,6 @@
 
 namespace augur::host {
 
-using engine_detail::predictor_options;
 
 namespace {
 
@@ -104,10 +103,14 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->send_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kRemoteRead), lim);
   // Receive buffers are written by RDMA READ (rendezvous) and by the peer's direct writes.
   e->recv_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kLocalWrite | nic::kRemoteWrite), lim);
-  if (cfg.steering == Steering::kPredicted) {
-    AUGUR_ASSIGN_OR_RETURN(e->predictor_, predictor::make_predictor(cfg.predictor, predictor_options(cfg)));
-    e->predicted_.reserve(cfg.predict_depth);
-  }
+  AUGUR_ASSIGN_OR_RETURN(SteeringPolicy steer, SteeringPolicy::create({.mode = cfg.steering,
+                                                                       .rank = e->rank_,
+                                                                       .size = e->size_,
+                                                                       .direct_min = cfg.direct_min,
+                                                                       .eager_limit = cfg.eager_limit,
+                                                                       .predict_depth = cfg.predict_depth,
+                                                                       .predictor = cfg.predictor}));
+  e->steer_.emplace(std::move(steer));
   e->peers_.resize(static_cast<std::size_t>(e->size_));
   e->repost_peers_.reserve(static_cast<std::size_t>(e->size_));  // no allocation on the receive path
   e->dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(e->size_));
@@ -281,30 +284,13 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
   }
   PostedRecv recv{req, buf, len, source};
   // A credit is only safe when no earlier receive could take the message it names.
-  const bool steerable = len >= cfg_.direct_min && len > 0;  // else a bounce copy is cheaper
-  const bool creditable = cfg_.steering != Steering::kOff && steerable && source >= 0 && source != rank_ && tag >= 0 &&
-                          len <= cfg_.eager_limit && !match_.posted_conflicts(context, source, tag);
+  const bool creditable = steer_->creditable(len, source, tag) && !match_.posted_conflicts(context, source, tag);
   if (auto m = match_.post({context, source, tag}, recv)) {
     AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
-  } else if (creditable) {
-    Peer& p = peers_[static_cast<std::size_t>(source)];
-    if (p.credit_pause > 0) {
-      --p.credit_pause;
-    } else {
-      AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
-    }
+  } else if (creditable && !steer_->skip_credit(source)) {
+    AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
   }
-  if (predictor_) {
-    // Crediting this peer is paused (its messages outrun our receives, as in a ping-pong), or
-    // the receive is too small to steer: a prediction could not be used, so do not pay for one;
-    // counted as an abstention.
-    if (!steerable || (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].credit_pause > 0)) {
-      ++counters_.pred_abstains;
-      predicted_.clear();
-      return Status::Ok();
-    }
-    AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
-  }
+  if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
   return Status::Ok();
 }
 
@@ -637,10 +623,7 @@ Result<RequestPtr> Engine::receive_taken(std::uint64_t message, const RequestPtr
     auto m = std::move(it->second);
     taken_.erase(it);
     PostedRecv recv{req, buf, len, m.msg.peer};
-    if (predictor_) {  // a receive call, but its message is already here: nothing to predict
-      ++counters_.pred_abstains;
-      predicted_.clear();
-    }
+    steer_->abstain();  // a receive call, but its message is already here: nothing to predict
     st = match_and_start(recv, m.msg, m.envelope.tag);
     if (!st.ok() && !req->done) finish(*req, Path::kNone, st);
   });

@@ -51,7 +51,15 @@ std::string Engine::stats_line() const {
 
 EngineCounters Engine::counters() const {
   EngineCounters c;
-  call_in_assist([&] { c = counters_; });
+  call_in_assist([&] {
+    c = counters_;
+    const SteeringCounters& s = steer_->counters();
+    c.pred_hits = s.pred_hits;
+    c.pred_misses = s.pred_misses;
+    c.pred_abstains = s.pred_abstains;
+    c.pred_suspended = s.pred_suspended;
+    c.credit_pauses = s.credit_pauses;
+  });
   return c;
 }
 

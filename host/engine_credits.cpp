@@ -16,21 +16,8 @@
 namespace augur::host {
 
 using engine_detail::envelope_key;
-using engine_detail::predictor_options;
 
 namespace {
-
-// Distinct receive calls the predictor's tables hold before they start over. The application
-// traces (../shared/traces, NPB at 8-36 ranks) have 6-36 distinct calls per rank; a program whose buffers or counts
-// never repeat would otherwise grow them by ~150 bytes a call (+8 MiB in a 30-minute soak).
-constexpr std::size_t kMaxPredictedCalls = 4096;
-
-// Credit usefulness per peer (predicted mode): out of the last kWindow credits resolved, fewer
-// than kMinUsed used means the peer's messages outrun our receives; crediting then only costs.
-constexpr std::uint32_t kWindow = 16;
-constexpr int kMinUsed = 4;
-constexpr std::uint32_t kFirstPause = 256;
-constexpr std::uint32_t kMaxPause = 1 << 16;
 
 // Sequence numbers wrap: a is at or after b within half the space.
 bool seq_at_or_after(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) >= 0; }
@@ -134,13 +121,9 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
   return Status::Ok();
 }
 
-Status Engine::stage_credit(const predictor::RecvCall& call) {
-  if (call.source < 0 || call.source == rank_ || call.source >= size_ || call.tag < 0 || call.count == 0 ||
-      call.count < cfg_.direct_min || call.count > cfg_.eager_limit) {
-    return Status::Ok();
-  }
+Status Engine::stage_credit(const predictor::RecvCall& call) {  // the policy chose it: creditable, not paused
   Peer& p = peers_[static_cast<std::size_t>(call.source)];
-  if (p.dead || p.credit_pause > 0) return Status::Ok();
+  if (p.dead) return Status::Ok();
   using State = GivenCredit::State;
   const void* buf = reinterpret_cast<const void*>(static_cast<std::uintptr_t>(call.buffer));
   auto same = [&](const GivenCredit& g) {
@@ -190,7 +173,8 @@ Status Engine::stage_credit(const predictor::RecvCall& call) {
   return Status::Ok();
 }
 
-Status Engine::observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context) {
+Status Engine::observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
+                               bool layout) {
   predictor::RecvCall c;
   c.kind = predictor::CallKind::kIrecv;
   c.source = source;
@@ -198,64 +182,16 @@ Status Engine::observe_receive(const void* buf, std::size_t len, int source, std
   c.count = len;
   c.buffer = reinterpret_cast<std::uintptr_t>(buf);
   c.comm = context;
-  if (call_of_id_.size() >= kMaxPredictedCalls) {
-    // Buffers that never repeat (fresh allocations) would grow the tables without end: start over.
-    AUGUR_ASSIGN_OR_RETURN(predictor_, predictor::make_predictor(cfg_.predictor, predictor_options(cfg_)));
-    interner_ = predictor::Interner{};
-    call_of_id_ = {};  // clear() would keep its capacity
-    predicted_.clear();
-  }
-  const predictor::Event ev = interner_.intern(c);
-  if (ev.call == call_of_id_.size()) call_of_id_.push_back(c);
-  // Score the prediction made before this call.
-  if (predicted_.empty()) {
-    ++counters_.pred_abstains;
-  } else {
-    const bool hit = std::find(predicted_.begin(), predicted_.end(), ev.call) != predicted_.end();
-    ++(hit ? counters_.pred_hits : counters_.pred_misses);
-    outcomes_ = outcomes_ << 1 | (hit ? 1u : 0u);
-    if (++outcome_count_ >= 64) {
-      // Prediction that stays wrong costs registrations and credits for nothing: pause it.
-      if (std::popcount(outcomes_) < 16) {
-        suspended_for_ = 1024;
-        ++counters_.pred_suspended;
-      }
-      outcome_count_ = 0;
-    }
-  }
-  predictor_->observe(ev);
-  predicted_.clear();
-  if (suspended_for_ > 0) {
-    --suspended_for_;
-    return Status::Ok();
-  }
-  predicted_.resize(std::max<std::uint32_t>(1, cfg_.predict_depth));
-  predicted_.resize(predictor_->predict_k(predictor::kNoSite, predicted_));
-  for (predictor::CallId id : predicted_) {
-    if (id < call_of_id_.size()) AUGUR_RETURN_IF_ERROR(stage_credit(call_of_id_[id]));
-  }
+  AUGUR_ASSIGN_OR_RETURN(std::span<const predictor::RecvCall> stage, steer_->on_receive(c, layout));
+  for (const predictor::RecvCall& call : stage) AUGUR_RETURN_IF_ERROR(stage_credit(call));
   return Status::Ok();
-}
-
-void Engine::credit_outcome(Peer& p, bool used) {
-  if (cfg_.steering != Steering::kPredicted) return;  // posted mode credits every receive it can
-  p.credit_outcomes = p.credit_outcomes << 1 | (used ? 1u : 0u);
-  if (++p.credit_outcome_count < kWindow) return;
-  p.credit_outcome_count = 0;
-  if (std::popcount(p.credit_outcomes) >= kMinUsed) {
-    p.next_pause = 0;
-    return;
-  }
-  p.credit_pause = p.next_pause == 0 ? kFirstPause : p.next_pause;
-  p.next_pause = std::min(kMaxPause, p.credit_pause * 2);
-  ++counters_.credit_pauses;
 }
 
 void Engine::drop_credit(Request& r) {
   if (r.credit_slot < 0) return;
   Peer& peer = peers_[static_cast<std::size_t>(r.credit_peer)];
   GivenCredit& g = peer.given[static_cast<std::size_t>(r.credit_slot)];
-  credit_outcome(peer, false);
+  steer_->credit_outcome(r.credit_peer, false);
   r.credit_peer = r.credit_slot = -1;
   // The message that took the receive was sent after valid_from_seq with the credit's envelope,
   // so the sender holds the credit void: the slot can be given again at once.
@@ -282,7 +218,7 @@ Status Engine::on_direct(int peer, std::uint32_t slot, std::uint32_t length) {
   r->source = peer;
   r->tag = g.tag;
   r->length = length;
-  credit_outcome(p, true);
+  steer_->credit_outcome(peer, true);
   ++counters_.direct_msgs;
   ++counters_.credits_used;
   finish(*r, Path::kDirect);

@@ -15,12 +15,6 @@ inline std::uint64_t envelope_key(std::uint32_t context, std::int32_t tag) {
   return std::uint64_t{context} << 32 | static_cast<std::uint32_t>(tag);
 }
 
-inline predictor::Options predictor_options(const EngineConfig& cfg) {
-  predictor::Options o;
-  o.window = std::max<std::uint32_t>(1, cfg.predict_depth);
-  return o;
-}
-
 }  // namespace augur::host::engine_detail
 
 namespace augur::host {

@@ -107,7 +107,7 @@ Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t
   PostedRecv recv{req, req->runs[0].addr, layout_bytes(req->runs), source};
   if (auto m = match_.post({context, source, tag}, recv)) AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
   // Seen by the predictor (its cycles include this call) with no size, so nothing is staged for it.
-  if (predictor_) AUGUR_RETURN_IF_ERROR(observe_receive(recv.buf, 0, source, tag, context));
+  if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(observe_receive(recv.buf, 0, source, tag, context, true));
   return Status::Ok();
 }
 

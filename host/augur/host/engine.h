@@ -33,9 +33,9 @@
 #include "augur/host/matching.h"
 #include "augur/host/mpsc_queue.h"
 #include "augur/host/placement.h"
+#include "augur/host/steering.h"
 #include "augur/nic/reg_cache.h"
 #include "augur/nic/verbs.h"
-#include "augur/predictor/predictor.h"
 #include "augur/unique_fd.h"
 
 namespace augur::host {
@@ -47,15 +47,6 @@ enum class WaitPolicy : std::uint8_t {
   kSpin,    // poll the CQ until done: lowest latency, burns a core
   kBlock,   // sleep on the completion channel whenever a poll finds nothing
   kHybrid,  // poll for AUGUR_SPIN_US without progress, then sleep until the next completion
-};
-
-// How receives steer eager messages (AUGUR_STEERING).
-enum class Steering : std::uint8_t {
-  kOff,        // bounce and rendezvous only
-  kPosted,     // a posted receive gives its sender a credit: the next matching message is written
-               // straight into the receive buffer
-  kPredicted,  // as kPosted, and the predicted next receives are registered and credited ahead
-               // (pending), so that posting the receive only arms the credit
 };
 
 struct Request {
@@ -294,12 +285,6 @@ class Engine {
     // By slot: the arm word of a credit found void for good (revoked, or its envelope sent since
     // it was armed), so that later sends skip it with one load instead of parsing it again.
     std::vector<std::uint64_t> dead_arm;
-    // Predicted mode: outcomes of our last credits to this peer (1 = used), and how many more
-    // receives from it go uncredited after a run of void credits (doubling while they stay void).
-    std::uint64_t credit_outcomes = 0;
-    std::uint32_t credit_outcome_count = 0;
-    std::uint32_t credit_pause = 0;
-    std::uint32_t next_pause = 0;
     std::deque<OutMsg> out;                       // in order: non-overtaking
     std::deque<std::pair<std::uint32_t, OutMsg>> awaiting_fin;  // by RTS sequence number
     std::uint32_t reads_in_flight = 0;
@@ -375,7 +360,6 @@ class Engine {
   // else a staged one (least recently used); null when every credit is out.
   GivenCredit* slot_for_new_entry(Peer& p);
   void drop_credit(Request& r);  // its receive matched by a message not sent through the credit
-  void credit_outcome(Peer& p, bool used);
   Status on_direct(int peer, std::uint32_t slot, std::uint32_t length);
   Status on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation);
   // Records the last data message sent with an envelope, within Peer::last_sent's bound.
@@ -387,7 +371,9 @@ class Engine {
   // `runs` non-empty (a layout send, `user` unused): the `length` bytes are gathered from them.
   Result<Path> send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user, std::uint32_t length,
                           std::span<const IoRun> runs);
-  Status observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
+  // Shows a receive call to the steering policy and stages the credits it predicts.
+  Status observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
+                         bool layout = false);
 
   Bootstrap& boot_;
   int rank_;
@@ -408,15 +394,8 @@ class Engine {
   std::vector<std::unique_ptr<Read>> reads_;  // index = read cookie; null when free
   std::unordered_map<std::uint32_t, int> peer_of_qp_;
   EngineCounters counters_;
-  // Prediction (Steering::kPredicted).
   std::uint64_t credit_clock_ = 0;  // GivenCredit::stamp source
-  std::unique_ptr<predictor::Predictor> predictor_;
-  predictor::Interner interner_;
-  std::vector<predictor::RecvCall> call_of_id_;
-  std::vector<predictor::CallId> predicted_;  // the calls predicted for the next receive
-  std::uint64_t outcomes_ = 0;                // last 64 predictions, 1 = hit
-  std::uint32_t outcome_count_ = 0;
-  std::uint32_t suspended_for_ = 0;           // receives left before predicting again
+  std::optional<SteeringPolicy> steer_;  // what to credit, stage and pause (set by create)
   std::uint32_t idle_polls_ = 0;              // consecutive empty polls of the CQ
   // Peers whose channel holds slots copied out but not yet reposted (Channel::release_later):
   // the next progress_once reposts them, after the caller has had the chance to reply.
