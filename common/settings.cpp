@@ -2,98 +2,241 @@
 
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstdlib>
+#include <optional>
+#include <vector>
 
 namespace augur {
 
 namespace {
+constexpr Setting text(std::string_view name, std::string_view def, std::string_view meaning) {
+  return Setting{.name = name, .kind = SettingKind::kString, .default_value = def, .meaning = meaning};
+}
+constexpr Setting integer(std::string_view name, std::string_view def, std::int64_t min, std::int64_t max,
+                          std::string_view meaning) {
+  return Setting{.name = name, .kind = SettingKind::kInt, .default_value = def, .min = min, .max = max, .meaning = meaning};
+}
+constexpr Setting choice(std::string_view name, std::string_view def, std::array<std::string_view, Setting::kMaxNames> names,
+                         std::string_view meaning) {
+  return Setting{.name = name, .kind = SettingKind::kEnum, .default_value = def, .names = names, .meaning = meaning};
+}
+// A bool is the enum {0, 1}: index 1 is true.
+constexpr Setting flag(std::string_view name, std::string_view def, std::string_view meaning) {
+  return Setting{.name = name, .kind = SettingKind::kBool, .default_value = def, .names = {"0", "1"}, .meaning = meaning};
+}
+
 constexpr std::array kSettings{
-    Setting{"AUGUR_DEVICE", "", "verbs device to use (e.g. rxe0, mlx5_0); empty: the first one listed"},
-    Setting{"AUGUR_PORT", "1", "port number on the device"},
-    Setting{"AUGUR_GID_INDEX", "-1", "GID index for RoCE; -1: the RoCE v2 IPv4-mapped entry, else the first RoCE v2 one"},
-    Setting{"AUGUR_QP_TIMEOUT", "16", "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31); with the retries, how long a link may drop packets before its peers are failed (16 and 7: 2.1 s)"},
-    Setting{"AUGUR_QP_RETRY_COUNT", "7", "RC transport retries before a peer is reported dead (0-7)"},
-    Setting{"AUGUR_EAGER_LIMIT", "8192", "largest message sent eagerly through bounce slots (bytes); larger ones use rendezvous"},
-    Setting{"AUGUR_SLOTS", "64", "bounce slots per peer and direction (2-32767): bound unexpected-message memory and messages in flight"},
-    Setting{"AUGUR_STEERING", "predicted", "off: bounce/rendezvous only; posted: a posted receive credits its sender for direct placement; predicted: also credit predicted receives ahead"},
-    Setting{"AUGUR_SGE_MAX_RUNS", "16", "non-contiguous point-to-point data with at most this many runs per message goes by NIC gather/scatter lists (eager: one copy into the slot and out of it; rendezvous: READ scatter lists), more is packed; 0: always pack"},
-    Setting{"AUGUR_DIRECT_MIN", "1024", "smallest receive (bytes) credited for direct placement, and smallest message placed directly: below it a copy out of a bounce slot costs less than the credit's RDMA write (as UCX_TM_THRESH)"},
-    Setting{"AUGUR_CREDITS", "16", "direct-placement credits per peer (1-255): receives that can be credited at once"},
-    Setting{"AUGUR_PREDICTOR", "single-cycle", "predictor used for steering (names as in augur-trace replay)"},
-    Setting{"AUGUR_PREDICT_DEPTH", "2", "predicted receives credited ahead per receive call (1-16)"},
-    Setting{"AUGUR_STATS", "0", "1: print one augur-stats line per rank on stderr when the runtime ends"},
-    Setting{"AUGUR_WAIT", "hybrid", "how blocking waits wait (Engine::wait, MPI_Wait and the other blocking MPI calls): spin (poll the CQ), block (sleep until a completion), hybrid (poll, then sleep)"},
-    Setting{"AUGUR_SPIN_US", "1000", "hybrid: microseconds of polling without progress before sleeping (longer than a round trip, or every wait sleeps)"},
-    Setting{"AUGUR_ASSIST", "auto", "communication-assist thread: on, off, or auto (on when the host has at least 4 cores and two per local rank)"},
-    Setting{"AUGUR_ASSIST_CORE", "-1", "logical core (hwloc) for the assist thread; -1: near the adapter, off the application's cores"},
-    Setting{"AUGUR_KEEPALIVE_MS", "1000", "while waiting, check this often whether a rank died (ms), so a dead peer is reported, not waited for"},
-    Setting{"AUGUR_RCACHE_MAX_BYTES", "1073741824", "bound on memory the registration cache keeps registered (bytes)"},
-    Setting{"AUGUR_RCACHE_MAX_ENTRIES", "1024", "bound on regions the registration cache keeps registered"},
-    Setting{"AUGUR_RCACHE_TRACK", "1", "1: keep user buffers registered between operations, safe because memory given back to the kernel is seen (glibc malloc keeps freed memory mapped; munmap, mremap, madvise, MAP_FIXED mmap and shmdt are interposed); 0: no hooks, deregister each buffer when its operation ends"},
-    Setting{"AUGUR_BOOTSTRAP", "", "host:port of the job's key-value exchange (set by augurrun)"},
-    Setting{"AUGUR_RANK", "0", "this process's rank in the job (set by augurrun)"},
-    Setting{"AUGUR_SIZE", "1", "number of processes in the job (set by augurrun)"},
-    Setting{"AUGUR_BOOTSTRAP_TIMEOUT", "60", "seconds the exchange waits for every rank to connect at start, and for every rank to reach a fence once one has; no deadline runs between fences (a job may compute for days; a dead rank is seen by its connection)"},
-    Setting{"AUGUR_CHECK_COLLECTIVES", "0", "1: every collective first checks that all ranks called the same one with the same root, op and byte count (one small allreduce more)"},
-    Setting{"AUGUR_HOSTS", "", "augurrun's hosts when --host-list is not given (comma-separated, ranks placed round-robin)"},
-    Setting{"AUGUR_HOSTD_PORT", "7117", "TCP port of augur-hostd, the daemon through which augurrun starts ranks on other hosts"},
-    Setting{"AUGUR_HOSTD_TOKEN", "", "shared secret: when augur-hostd has one, it runs only requests that carry the same"},
+    text("AUGUR_DEVICE", "", "verbs device to use (e.g. rxe0, mlx5_0); empty: the first one listed"),
+    integer("AUGUR_PORT", "1", 1, 255, "port number on the device"),
+    integer("AUGUR_GID_INDEX", "-1", -1, 255, "GID index for RoCE; -1: the RoCE v2 IPv4-mapped entry, else the first RoCE v2 one"),
+    integer("AUGUR_QP_TIMEOUT", "16", 0, 31, "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31); with the retries, how long a link may drop packets before its peers are failed (16 and 7: 2.1 s)"),
+    integer("AUGUR_QP_RETRY_COUNT", "7", 0, 7, "RC transport retries before a peer is reported dead (0-7)"),
+    integer("AUGUR_EAGER_LIMIT", "8192", 64, 1 << 20, "largest message sent eagerly through bounce slots (bytes); larger ones use rendezvous"),
+    integer("AUGUR_SLOTS", "64", 2, 32767, "bounce slots per peer and direction (2-32767): bound unexpected-message memory and messages in flight"),
+    choice("AUGUR_STEERING", "predicted", {"off", "posted", "predicted"}, "off: bounce/rendezvous only; posted: a posted receive credits its sender for direct placement; predicted: also credit predicted receives ahead"),
+    integer("AUGUR_SGE_MAX_RUNS", "16", 0, 65536, "non-contiguous point-to-point data with at most this many runs per message goes by NIC gather/scatter lists (eager: one copy into the slot and out of it; rendezvous: READ scatter lists), more is packed; 0: always pack"),
+    integer("AUGUR_DIRECT_MIN", "1024", 1, 1 << 20, "smallest receive (bytes) credited for direct placement, and smallest message placed directly: below it a copy out of a bounce slot costs less than the credit's RDMA write (as UCX_TM_THRESH)"),
+    integer("AUGUR_CREDITS", "16", 1, 255, "direct-placement credits per peer (1-255): receives that can be credited at once"),
+    choice("AUGUR_PREDICTOR", "single-cycle", {"lru", "fifo", "lfu", "single-cycle", "tagging", "tag-cycle", "tag-bettercycle", "two-level", "adaptive", "top-k"}, "predictor used for steering (names as in augur-trace replay)"),
+    integer("AUGUR_PREDICT_DEPTH", "2", 1, 16, "predicted receives credited ahead per receive call (1-16)"),
+    flag("AUGUR_STATS", "0", "1: print one augur-stats line per rank on stderr when the runtime ends"),
+    choice("AUGUR_WAIT", "hybrid", {"spin", "block", "hybrid"}, "how blocking waits wait (Engine::wait, MPI_Wait and the other blocking MPI calls): spin (poll the CQ), block (sleep until a completion), hybrid (poll, then sleep)"),
+    integer("AUGUR_SPIN_US", "1000", 0, 10'000'000, "hybrid: microseconds of polling without progress before sleeping (longer than a round trip, or every wait sleeps)"),
+    choice("AUGUR_ASSIST", "auto", {"off", "on", "auto"}, "communication-assist thread: on, off, or auto (on when the host has at least 4 cores and two per local rank)"),
+    integer("AUGUR_ASSIST_CORE", "-1", -1, 65535, "logical core (hwloc) for the assist thread; -1: near the adapter, off the application's cores"),
+    integer("AUGUR_KEEPALIVE_MS", "1000", 10, 3'600'000, "while waiting, check this often whether a rank died (ms), so a dead peer is reported, not waited for"),
+    integer("AUGUR_RCACHE_MAX_BYTES", "1073741824", 4096, std::int64_t{1} << 50, "bound on memory the registration cache keeps registered (bytes)"),
+    integer("AUGUR_RCACHE_MAX_ENTRIES", "1024", 1, 1 << 24, "bound on regions the registration cache keeps registered"),
+    flag("AUGUR_RCACHE_TRACK", "1", "1: keep user buffers registered between operations, safe because memory given back to the kernel is seen (glibc malloc keeps freed memory mapped; munmap, mremap, madvise, MAP_FIXED mmap and shmdt are interposed); 0: no hooks, deregister each buffer when its operation ends"),
+    text("AUGUR_BOOTSTRAP", "", "host:port of the job's key-value exchange (set by augurrun)"),
+    integer("AUGUR_RANK", "0", 0, 65535, "this process's rank in the job (set by augurrun)"),
+    integer("AUGUR_SIZE", "1", 1, 65536, "number of processes in the job (set by augurrun)"),
+    integer("AUGUR_BOOTSTRAP_TIMEOUT", "60", 1, 86400, "seconds the exchange waits for every rank to connect at start, and for every rank to reach a fence once one has; no deadline runs between fences (a job may compute for days; a dead rank is seen by its connection)"),
+    flag("AUGUR_CHECK_COLLECTIVES", "0", "1: every collective first checks that all ranks called the same one with the same root, op and byte count (one small allreduce more)"),
+    text("AUGUR_HOSTS", "", "augurrun's hosts when --host-list is not given (comma-separated, ranks placed round-robin)"),
+    integer("AUGUR_HOSTD_PORT", "7117", 1, 65535, "TCP port of augur-hostd, the daemon through which augurrun starts ranks on other hosts"),
+    text("AUGUR_HOSTD_TOKEN", "", "shared secret: when augur-hostd has one, it runs only requests that carry the same"),
 };
+
+// Decimal with an optional sign, nothing else (no blanks, no suffix); nullopt if malformed or
+// beyond int64.
+constexpr std::optional<std::int64_t> parse_int(std::string_view v) {
+  const bool negative = !v.empty() && v[0] == '-';
+  if (!v.empty() && (v[0] == '-' || v[0] == '+')) v.remove_prefix(1);
+  if (v.empty()) return std::nullopt;
+  const std::uint64_t limit = (std::uint64_t{1} << 63) - (negative ? 0 : 1);
+  std::uint64_t x = 0;
+  for (const char c : v) {
+    if (c < '0' || c > '9') return std::nullopt;
+    const auto d = static_cast<std::uint64_t>(c - '0');
+    if (x > (limit - d) / 10) return std::nullopt;
+    x = x * 10 + d;
+  }
+  return negative ? static_cast<std::int64_t>(0 - x) : static_cast<std::int64_t>(x);
+}
+
+// The one check of a value against its entry, for the environment at run time and for the
+// defaults at compile time. kInt: the integer; kBool and kEnum: the index in the names.
+constexpr std::optional<std::int64_t> parse(const Setting& s, std::string_view v) {
+  switch (s.kind) {
+    case SettingKind::kString:
+      return 0;
+    case SettingKind::kInt: {
+      const std::optional<std::int64_t> x = parse_int(v);
+      if (!x || *x < s.min || *x > s.max) return std::nullopt;
+      return x;
+    }
+    case SettingKind::kBool:
+    case SettingKind::kEnum: {
+      const auto names = s.allowed_names();
+      const auto it = std::find(names.begin(), names.end(), v);
+      if (it == names.end()) return std::nullopt;
+      return it - names.begin();
+    }
+  }
+  return std::nullopt;
+}
+
+constexpr bool well_formed(const Setting& s) {
+  const bool has_names = !s.allowed_names().empty();
+  const bool wants_names = s.kind == SettingKind::kEnum || s.kind == SettingKind::kBool;
+  return s.name.starts_with("AUGUR_") && !s.meaning.empty() && s.min <= s.max && has_names == wants_names &&
+         parse(s, s.default_value).has_value();
+}
+static_assert(std::all_of(kSettings.begin(), kSettings.end(), well_formed),
+              "every setting has a meaning and a valid range or names, and its default is valid");
 
 const Setting* find(std::string_view name) {
   auto it = std::find_if(kSettings.begin(), kSettings.end(), [&](const Setting& s) { return s.name == name; });
   return it == kSettings.end() ? nullptr : &*it;
+}
+
+// The environment's value, else the default; unvalidated.
+std::string_view raw_value(const Setting& s) {
+  const char* v = std::getenv(std::string(s.name).c_str());
+  return v != nullptr ? std::string_view(v) : s.default_value;
+}
+
+// "a, b or c"
+std::string join_names(std::span<const std::string_view> names) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out.append(i + 1 == names.size() ? " or " : ", ");
+    out.append(names[i]);
+  }
+  return out;
+}
+
+// The entry for `name`, which must be declared as `kind`.
+Result<const Setting*> declared(std::string_view name, SettingKind kind) {
+  const Setting* s = find(name);
+  if (s == nullptr) return Status(Code::kInternal, "setting " + std::string(name) + " is not in the settings table");
+  if (s->kind != kind) return Status(Code::kInternal, "setting " + std::string(name) + " read as another type than declared");
+  return s;
+}
+
+// The entry's value, validated: the integer, or the index in the names.
+Result<std::int64_t> parsed(std::string_view name, SettingKind kind) {
+  AUGUR_ASSIGN_OR_RETURN(const Setting* s, declared(name, kind));
+  const std::string_view v = raw_value(*s);
+  const std::optional<std::int64_t> x = parse(*s, v);
+  if (!x) {
+    const std::string expected = kind == SettingKind::kInt ? "an integer in " + setting_allowed(*s) : setting_allowed(*s);
+    return Status(Code::kInvalidArgument, std::string(name) + "=" + std::string(v) + ": expected " + expected);
+  }
+  return *x;
 }
 }  // namespace
 
 std::span<const Setting> settings() { return kSettings; }
 
 Result<std::string> setting_string(std::string_view name) {
-  const Setting* s = find(name);
-  if (s == nullptr) return Status(Code::kInternal, "setting " + std::string(name) + " is not in the settings table");
-  const char* v = std::getenv(std::string(name).c_str());
-  return std::string(v != nullptr ? std::string_view(v) : s->default_value);
+  AUGUR_ASSIGN_OR_RETURN(const Setting* s, declared(name, SettingKind::kString));
+  return std::string(raw_value(*s));
 }
 
-Result<std::int64_t> setting_int(std::string_view name, std::int64_t min, std::int64_t max) {
-  AUGUR_ASSIGN_OR_RETURN(std::string v, setting_string(name));
-  char* end = nullptr;
-  errno = 0;
-  const long long x = std::strtoll(v.c_str(), &end, 10);
-  const bool malformed = v.empty() || end == nullptr || *end != '\0' || errno == ERANGE;
-  if (malformed || x < min || x > max) {
-    return Status(Code::kInvalidArgument, std::string(name) + "=" + v + ": expected an integer in [" +
-                                              std::to_string(min) + ", " + std::to_string(max) + "]");
-  }
-  return static_cast<std::int64_t>(x);
+Result<std::int64_t> setting_int(std::string_view name) { return parsed(name, SettingKind::kInt); }
+
+Result<bool> setting_bool(std::string_view name) {
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t i, parsed(name, SettingKind::kBool));
+  return i == 1;
 }
+
+Result<std::size_t> setting_index(std::string_view name) {
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t i, parsed(name, SettingKind::kEnum));
+  return static_cast<std::size_t>(i);
+}
+
+Result<std::string_view> setting_choice(std::string_view name) {
+  AUGUR_ASSIGN_OR_RETURN(std::size_t i, setting_index(name));
+  return find(name)->allowed_names()[i];
+}
+
+std::string setting_allowed(const Setting& s) {
+  switch (s.kind) {
+    case SettingKind::kString:
+      return "any";
+    case SettingKind::kInt:
+      return "[" + std::to_string(s.min) + ", " + std::to_string(s.max) + "]";
+    case SettingKind::kBool:
+    case SettingKind::kEnum:
+      return join_names(s.allowed_names());
+  }
+  return "";
+}
+
+namespace {
+// Splits at spaces into lines of at most `width` (a longer word gets a line of its own).
+std::vector<std::string> wrap(std::string_view text, std::size_t width) {
+  std::vector<std::string> lines(1);
+  while (!text.empty()) {
+    const std::size_t space = text.find(' ');
+    const std::string_view word = text.substr(0, space);
+    text = space == std::string_view::npos ? std::string_view() : text.substr(space + 1);
+    if (!lines.back().empty() && lines.back().size() + 1 + word.size() > width) lines.emplace_back();
+    if (!lines.back().empty()) lines.back().append(" ");
+    lines.back().append(word);
+  }
+  return lines;
+}
+}  // namespace
 
 std::string format_settings() {
+  // Long lists of names wrap within this width, so that the meanings stay in one column.
+  constexpr std::size_t kAllowedWidth = 26;
   // Appends rather than operator+ chains: GCC 12 -O3 reports a false -Wrestrict on the latter.
   auto cell = [](std::string& out, std::string_view v, std::size_t w) {
     out.append(v);
     out.append(w > v.size() ? w - v.size() : 0, ' ');
     out.append("  ");
   };
-  std::size_t wn = 4, wv = 5, wd = 7;
+  std::size_t wn = 4, wv = 5, wd = 7, wa = 7;
+  std::vector<std::vector<std::string>> allowed;
   for (const Setting& s : kSettings) {
     wn = std::max(wn, s.name.size());
-    wv = std::max(wv, setting_string(s.name).value().size());
+    wv = std::max(wv, raw_value(s).size());
     wd = std::max(wd, s.default_value.size() + 2);
+    allowed.push_back(wrap(setting_allowed(s), kAllowedWidth));
+    for (const std::string& line : allowed.back()) wa = std::max(wa, line.size());
   }
   std::string out;
   cell(out, "name", wn);
   cell(out, "value", wv);
   cell(out, "default", wd);
+  cell(out, "allowed", wa);
   out.append("meaning\n");
-  for (const Setting& s : kSettings) {
+  for (std::size_t i = 0; i < kSettings.size(); ++i) {
+    const Setting& s = kSettings[i];
     std::string quoted;
     quoted.append("\"").append(s.default_value).append("\"");
     cell(out, s.name, wn);
-    cell(out, setting_string(s.name).value(), wv);
+    cell(out, raw_value(s), wv);
     cell(out, quoted, wd);
+    cell(out, allowed[i][0], wa);
     out.append(s.meaning).append("\n");
+    for (std::size_t k = 1; k < allowed[i].size(); ++k) {
+      out.append(wn + wv + wd + 6, ' ').append(allowed[i][k]).append("\n");
+    }
   }
   return out;
 }

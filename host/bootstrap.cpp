@@ -292,9 +292,13 @@ Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::connect(const std::string& h
 
 Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::from_settings() {
   AUGUR_ASSIGN_OR_RETURN(std::string where, setting_string("AUGUR_BOOTSTRAP"));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t size, setting_int("AUGUR_SIZE", 1, kMaxRanks));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t rank, setting_int("AUGUR_RANK", 0, size - 1));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t secs, setting_int("AUGUR_BOOTSTRAP_TIMEOUT", 1, 86400));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t size, setting_int("AUGUR_SIZE"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t rank, setting_int("AUGUR_RANK"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t secs, setting_int("AUGUR_BOOTSTRAP_TIMEOUT"));
+  if (rank >= size) {  // the one bound the table cannot hold: it depends on another setting
+    return Status(Code::kInvalidArgument, "AUGUR_RANK=" + std::to_string(rank) + ": expected an integer in [0, " +
+                                              std::to_string(size - 1) + "] (AUGUR_SIZE=" + std::to_string(size) + ")");
+  }
   const auto colon = where.rfind(':');
   if (where.empty() || colon == std::string::npos) {
     return Status(Code::kInvalidArgument, "AUGUR_BOOTSTRAP='" + where + "': expected host:port (set by augurrun)");

@@ -86,60 +86,29 @@ nic::RegCacheCounters Engine::rcache_sum() const {
 
 Result<EngineConfig> engine_config_from_settings() {
   EngineConfig c;
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t slots, setting_int("AUGUR_SLOTS", 2, 32767));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t eager, setting_int("AUGUR_EAGER_LIMIT", 64, 1 << 20));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t keepalive, setting_int("AUGUR_KEEPALIVE_MS", 10, 3'600'000));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t slots, setting_int("AUGUR_SLOTS"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t eager, setting_int("AUGUR_EAGER_LIMIT"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t keepalive, setting_int("AUGUR_KEEPALIVE_MS"));
   c.slots = static_cast<std::uint32_t>(slots);
   c.eager_limit = static_cast<std::uint32_t>(eager);
   c.keepalive_ms = static_cast<std::uint32_t>(keepalive);
-  AUGUR_ASSIGN_OR_RETURN(std::string steering, setting_string("AUGUR_STEERING"));
-  if (steering == "off") {
-    c.steering = Steering::kOff;
-  } else if (steering == "posted") {
-    c.steering = Steering::kPosted;
-  } else if (steering == "predicted") {
-    c.steering = Steering::kPredicted;
-  } else {
-    return Status(Code::kInvalidArgument, "AUGUR_STEERING=" + steering + ": expected off, posted or predicted");
-  }
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t credits, setting_int("AUGUR_CREDITS", 1, proto::kMaxCreditSlots));
+  AUGUR_ASSIGN_OR_RETURN(c.steering, setting_enum<Steering>("AUGUR_STEERING"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t credits, setting_int("AUGUR_CREDITS"));
   c.credit_slots = static_cast<std::uint32_t>(credits);
-  AUGUR_ASSIGN_OR_RETURN(c.predictor, setting_string("AUGUR_PREDICTOR"));
-  const auto names = predictor::predictor_names();
-  if (std::find(names.begin(), names.end(), c.predictor) == names.end()) {
-    return Status(Code::kInvalidArgument, "AUGUR_PREDICTOR=" + c.predictor + ": not a predictor name (see docs/predictor.md)");
-  }
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t depth, setting_int("AUGUR_PREDICT_DEPTH", 1, 16));
+  AUGUR_ASSIGN_OR_RETURN(std::string_view predictor, setting_choice("AUGUR_PREDICTOR"));
+  c.predictor = std::string(predictor);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t depth, setting_int("AUGUR_PREDICT_DEPTH"));
   c.predict_depth = static_cast<std::uint32_t>(depth);
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t stats, setting_int("AUGUR_STATS", 0, 1));
-  c.stats = stats == 1;
-  AUGUR_ASSIGN_OR_RETURN(std::string wait, setting_string("AUGUR_WAIT"));
-  if (wait == "spin") {
-    c.wait = WaitPolicy::kSpin;
-  } else if (wait == "block") {
-    c.wait = WaitPolicy::kBlock;
-  } else if (wait == "hybrid") {
-    c.wait = WaitPolicy::kHybrid;
-  } else {
-    return Status(Code::kInvalidArgument, "AUGUR_WAIT=" + wait + ": expected spin, block or hybrid");
-  }
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t spin_us, setting_int("AUGUR_SPIN_US", 0, 10'000'000));
+  AUGUR_ASSIGN_OR_RETURN(c.stats, setting_bool("AUGUR_STATS"));
+  AUGUR_ASSIGN_OR_RETURN(c.wait, setting_enum<WaitPolicy>("AUGUR_WAIT"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t spin_us, setting_int("AUGUR_SPIN_US"));
   c.spin_us = static_cast<std::uint32_t>(spin_us);
-  AUGUR_ASSIGN_OR_RETURN(std::string assist, setting_string("AUGUR_ASSIST"));
-  if (assist == "on") {
-    c.assist = EngineConfig::Assist::kOn;
-  } else if (assist == "off") {
-    c.assist = EngineConfig::Assist::kOff;
-  } else if (assist == "auto") {
-    c.assist = EngineConfig::Assist::kAuto;
-  } else {
-    return Status(Code::kInvalidArgument, "AUGUR_ASSIST=" + assist + ": expected on, off or auto");
-  }
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t core, setting_int("AUGUR_ASSIST_CORE", -1, 65535));
+  AUGUR_ASSIGN_OR_RETURN(c.assist, setting_enum<EngineConfig::Assist>("AUGUR_ASSIST"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t core, setting_int("AUGUR_ASSIST_CORE"));
   c.assist_core = static_cast<int>(core);
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t sge_runs, setting_int("AUGUR_SGE_MAX_RUNS", 0, 65536));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t sge_runs, setting_int("AUGUR_SGE_MAX_RUNS"));
   c.sge_max_runs = static_cast<std::uint32_t>(sge_runs);
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t direct_min, setting_int("AUGUR_DIRECT_MIN", 1, 1 << 20));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t direct_min, setting_int("AUGUR_DIRECT_MIN"));
   c.direct_min = static_cast<std::uint32_t>(direct_min);
   return c;
 }

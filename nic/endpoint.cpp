@@ -128,10 +128,10 @@ namespace augur::nic {
 Result<EndpointOptions> endpoint_options_from_settings() {
   EndpointOptions o;
   AUGUR_ASSIGN_OR_RETURN(o.device, setting_string("AUGUR_DEVICE"));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t port, setting_int("AUGUR_PORT", 1, 255));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t gid, setting_int("AUGUR_GID_INDEX", -1, 255));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t timeout, setting_int("AUGUR_QP_TIMEOUT", 0, 31));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t retry, setting_int("AUGUR_QP_RETRY_COUNT", 0, 7));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t port, setting_int("AUGUR_PORT"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t gid, setting_int("AUGUR_GID_INDEX"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t timeout, setting_int("AUGUR_QP_TIMEOUT"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t retry, setting_int("AUGUR_QP_RETRY_COUNT"));
   o.connect.port = static_cast<std::uint8_t>(port);
   o.connect.gid_index = static_cast<int>(gid);
   o.connect.timeout = static_cast<std::uint8_t>(timeout);

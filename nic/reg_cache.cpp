@@ -180,13 +180,12 @@ RegisterFn pd_registrar(const ProtectionDomain& pd, std::uint32_t access) {
 
 Result<RegCacheLimits> reg_cache_limits_from_settings() {
   RegCacheLimits l;
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t bytes, setting_int("AUGUR_RCACHE_MAX_BYTES", 4096, std::int64_t{1} << 50));
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t entries, setting_int("AUGUR_RCACHE_MAX_ENTRIES", 1, 1 << 24));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t bytes, setting_int("AUGUR_RCACHE_MAX_BYTES"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t entries, setting_int("AUGUR_RCACHE_MAX_ENTRIES"));
   l.max_bytes = static_cast<std::size_t>(bytes);
   l.max_entries = static_cast<std::size_t>(entries);
   // Read (as "not 0") before main by mem_release.cpp's constructor; validated here.
-  AUGUR_ASSIGN_OR_RETURN(std::int64_t track, setting_int("AUGUR_RCACHE_TRACK", 0, 1));
-  l.keep_unused = track == 1;
+  AUGUR_ASSIGN_OR_RETURN(l.keep_unused, setting_bool("AUGUR_RCACHE_TRACK"));
   return l;
 }
 

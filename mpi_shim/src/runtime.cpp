@@ -301,9 +301,9 @@ Err init_job(int required, int* provided) {
   auto cfg = augur::host::engine_config_from_settings();
   if (!cfg.ok()) return from_status(cfg.status());
   s.keepalive_ns = static_cast<std::int64_t>(cfg.value().keepalive_ms) * 1'000'000;
-  auto check = augur::setting_int("AUGUR_CHECK_COLLECTIVES", 0, 1);
+  auto check = augur::setting_bool("AUGUR_CHECK_COLLECTIVES");
   if (!check.ok()) return from_status(check.status());
-  s.check_collectives = check.value() == 1;
+  s.check_collectives = check.value();
   auto e = augur::host::Engine::create(*s.boot, cfg.value());
   if (!e.ok()) return from_status(e.status().context("engine"));
   s.engine = std::move(e.value());

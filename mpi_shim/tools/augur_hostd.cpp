@@ -22,7 +22,7 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto port = augur::setting_int("AUGUR_HOSTD_PORT", 1, 65535);
+  auto port = augur::setting_int("AUGUR_HOSTD_PORT");
   auto token = augur::setting_string("AUGUR_HOSTD_TOKEN");
   if (!port.ok() || !token.ok()) {
     std::fprintf(stderr, "augur-hostd: %s\n", (!port.ok() ? port.status() : token.status()).to_string().c_str());

@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
   if (hosts.empty()) {
     if (auto env_hosts = augur::setting_string("AUGUR_HOSTS"); env_hosts.ok()) append_hosts(hosts, env_hosts.value());
   }
-  auto hostd_port = augur::setting_int("AUGUR_HOSTD_PORT", 1, 65535);
+  auto hostd_port = augur::setting_int("AUGUR_HOSTD_PORT");
   if (!hostd_port.ok()) {
     std::fprintf(stderr, "augurrun: %s\n", hostd_port.status().to_string().c_str());
     return 2;
@@ -287,7 +287,7 @@ int main(int argc, char** argv) {
   }
   const bool reachable_from_outside = any_netns || !first_remote.empty();
 
-  auto timeout = augur::setting_int("AUGUR_BOOTSTRAP_TIMEOUT", 1, 86400);
+  auto timeout = augur::setting_int("AUGUR_BOOTSTRAP_TIMEOUT");
   if (!timeout.ok()) {
     std::fprintf(stderr, "augurrun: %s\n", timeout.status().to_string().c_str());
     return 2;

@@ -14,6 +14,7 @@
 #include <gtest/gtest.h>
 
 #include "../../host/bootstrap_wire.h"
+#include "augur/settings.h"
 
 namespace augur::host {
 namespace {
@@ -243,6 +244,21 @@ TEST(Bootstrap, DuplicateRankIsRejected) {
   EXPECT_NE(s.message().find("rank already connected"), std::string::npos) << s.to_string();
 }
 
+// The settings table's ranges for AUGUR_SIZE and AUGUR_RANK are the bootstrap's bounds.
+TEST(Bootstrap, SettingsRangesAreTheBootstrapBounds) {
+  int checked = 0;
+  for (const Setting& s : settings()) {
+    if (s.name == "AUGUR_SIZE") {
+      EXPECT_EQ(s.max, kMaxRanks);
+      ++checked;
+    } else if (s.name == "AUGUR_RANK") {
+      EXPECT_EQ(s.max, kMaxRanks - 1);
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2);
+}
+
 TEST(Bootstrap, BadArgumentsAndSettingsAreClearErrors) {
   EXPECT_EQ(TcpBootstrap::connect("127.0.0.1", 1, 3, 2, 1s).status().code(), Code::kInvalidArgument);
   EXPECT_EQ(BootstrapServer::start(0, "127.0.0.1", 0, 1s).status().code(), Code::kInvalidArgument);
@@ -254,7 +270,9 @@ TEST(Bootstrap, BadArgumentsAndSettingsAreClearErrors) {
   setenv("AUGUR_BOOTSTRAP", "127.0.0.1:1", 1);
   setenv("AUGUR_SIZE", "2", 1);
   setenv("AUGUR_RANK", "2", 1);
-  EXPECT_NE(TcpBootstrap::from_settings().status().message().find("AUGUR_RANK=2"), std::string::npos);
+  EXPECT_EQ(TcpBootstrap::from_settings().status().message(), "AUGUR_RANK=2: expected an integer in [0, 1] (AUGUR_SIZE=2)");
+  setenv("AUGUR_SIZE", "65537", 1);
+  EXPECT_EQ(TcpBootstrap::from_settings().status().message(), "AUGUR_SIZE=65537: expected an integer in [1, 65536]");
   unsetenv("AUGUR_BOOTSTRAP");
   unsetenv("AUGUR_SIZE");
   unsetenv("AUGUR_RANK");

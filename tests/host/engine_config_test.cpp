@@ -1,12 +1,19 @@
 // engine_config_from_settings: with no AUGUR_* set, the table's defaults give exactly the
 // defaults EngineConfig has in code (two places that must not drift apart); a value set in the
-// environment is taken; a bad one is an error naming the variable.
+// environment is taken; a bad one is an error naming the variable. Every name of an enum setting
+// gives the enumerator it stands for.
+#include <algorithm>
 #include <cstdlib>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
 #include "augur/host/engine.h"
+#include "augur/host/protocol.h"
+#include "augur/predictor/predictor.h"
 #include "augur/settings.h"
 
 namespace augur::host {
@@ -55,6 +62,84 @@ TEST(EngineConfig, DirectMinFromTheEnvironment) {
     EXPECT_NE(r.status().message().find(std::string("AUGUR_DIRECT_MIN=") + bad), std::string::npos) << r.status().to_string();
   }
   unsetenv("AUGUR_DIRECT_MIN");
+}
+
+// engine_config_from_settings with one variable set (the others at their defaults).
+Result<EngineConfig> config_with(const char* name, const std::string& value) {
+  clear_all();
+  setenv(name, value.c_str(), 1);
+  Result<EngineConfig> c = engine_config_from_settings();
+  unsetenv(name);
+  return c;
+}
+
+TEST(EngineConfig, EveryEnumNameGivesItsEnumerator) {
+  for (const auto& [name, want] : std::vector<std::pair<std::string, Steering>>{
+           {"off", Steering::kOff}, {"posted", Steering::kPosted}, {"predicted", Steering::kPredicted}}) {
+    Result<EngineConfig> c = config_with("AUGUR_STEERING", name);
+    ASSERT_TRUE(c.ok()) << c.status().to_string();
+    EXPECT_EQ(c->steering, want) << name;
+  }
+  for (const auto& [name, want] : std::vector<std::pair<std::string, WaitPolicy>>{
+           {"spin", WaitPolicy::kSpin}, {"block", WaitPolicy::kBlock}, {"hybrid", WaitPolicy::kHybrid}}) {
+    Result<EngineConfig> c = config_with("AUGUR_WAIT", name);
+    ASSERT_TRUE(c.ok()) << c.status().to_string();
+    EXPECT_EQ(c->wait, want) << name;
+  }
+  using Assist = EngineConfig::Assist;
+  for (const auto& [name, want] : std::vector<std::pair<std::string, Assist>>{
+           {"on", Assist::kOn}, {"off", Assist::kOff}, {"auto", Assist::kAuto}}) {
+    Result<EngineConfig> c = config_with("AUGUR_ASSIST", name);
+    ASSERT_TRUE(c.ok()) << c.status().to_string();
+    EXPECT_EQ(c->assist, want) << name;
+  }
+  for (const char* flag : {"0", "1"}) {
+    Result<EngineConfig> c = config_with("AUGUR_STATS", flag);
+    ASSERT_TRUE(c.ok()) << c.status().to_string();
+    EXPECT_EQ(c->stats, std::string(flag) == "1");
+  }
+}
+
+// The table's predictor names are exactly the predictor library's, and each is taken.
+TEST(EngineConfig, PredictorNamesAreThePredictorLibrarys) {
+  std::vector<std::string_view> table;
+  for (const Setting& s : settings()) {
+    if (s.name == "AUGUR_PREDICTOR") table.assign(s.allowed_names().begin(), s.allowed_names().end());
+  }
+  const auto lib = predictor::predictor_names();
+  EXPECT_EQ(table, std::vector<std::string_view>(lib.begin(), lib.end()));
+  for (std::string_view name : lib) {
+    Result<EngineConfig> c = config_with("AUGUR_PREDICTOR", std::string(name));
+    ASSERT_TRUE(c.ok()) << c.status().to_string();
+    EXPECT_EQ(c->predictor, name);
+  }
+}
+
+TEST(EngineConfig, BadEnumNamesAndFlagsNameTheVariable) {
+  const std::vector<std::tuple<const char*, const char*, std::string>> cases = {
+      {"AUGUR_STEERING", "on", "AUGUR_STEERING=on: expected off, posted or predicted"},
+      {"AUGUR_WAIT", "on", "AUGUR_WAIT=on: expected spin, block or hybrid"},
+      {"AUGUR_ASSIST", "yes", "AUGUR_ASSIST=yes: expected off, on or auto"},
+      {"AUGUR_STATS", "yes", "AUGUR_STATS=yes: expected 0 or 1"},
+  };
+  for (const auto& [name, value, message] : cases) {
+    Result<EngineConfig> c = config_with(name, value);
+    ASSERT_FALSE(c.ok()) << name;
+    EXPECT_EQ(c.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(c.status().message(), message);
+  }
+  Result<EngineConfig> c = config_with("AUGUR_PREDICTOR", "oracle");
+  ASSERT_FALSE(c.ok());
+  EXPECT_EQ(c.status().message().rfind("AUGUR_PREDICTOR=oracle: expected lru, fifo, ", 0), 0u) << c.status().message();
+}
+
+// AUGUR_CREDITS's range ends where the protocol's credit slots do.
+TEST(EngineConfig, CreditsRangeIsTheProtocols) {
+  const auto credits = std::find_if(settings().begin(), settings().end(), [](const Setting& s) { return s.name == "AUGUR_CREDITS"; });
+  ASSERT_NE(credits, settings().end());
+  EXPECT_EQ(credits->max, proto::kMaxCreditSlots);
+  EXPECT_TRUE(config_with("AUGUR_CREDITS", std::to_string(proto::kMaxCreditSlots)).ok());
+  EXPECT_FALSE(config_with("AUGUR_CREDITS", std::to_string(proto::kMaxCreditSlots + 1)).ok());
 }
 
 }  // namespace
