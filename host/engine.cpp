@@ -24,7 +24,6 @@
 
 namespace augur::host {
 
-
 namespace {
 
 constexpr std::size_t kAddressBytes = sizeof(nic::QpAddress) + 2 * sizeof(nic::RemoteBuffer);
