@@ -318,8 +318,18 @@ Status Daemon::serve() {
     socklen_t len = sizeof sa;
     const int c = ::accept4(fd_.get(), reinterpret_cast<sockaddr*>(&sa), &len, SOCK_CLOEXEC);
     if (c < 0) {
-      if (errno == EINTR || errno == ECONNABORTED || errno == EAGAIN) continue;
-      return errno_status(errno, "augur-hostd accept");
+      // Only a broken listening socket ends the daemon. Linux hands a new connection's pending
+      // network error to accept (accept(2): treat those like EAGAIN), and running out of
+      // descriptors or memory passes: both must not take down the host's launcher.
+      const int e = errno;
+      if (e == EBADF || e == EINVAL || e == ENOTSOCK || e == EFAULT) {
+        return errno_status(e, "augur-hostd accept");
+      }
+      if (e != EINTR && e != EAGAIN && e != ECONNABORTED) {
+        log_line(std::string("accept: ") + std::strerror(e) + " (going on)");
+        if (e == EMFILE || e == ENFILE || e == ENOBUFS || e == ENOMEM) ::poll(nullptr, 0, 100);
+      }
+      continue;
     }
     char ip[INET_ADDRSTRLEN] = {};
     ::inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);

@@ -7,6 +7,7 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <signal.h>
@@ -273,4 +274,26 @@ TEST_F(DaemonTest, RefusesOversizedAndMalformedFramesAndKeepsServing) {
 }
 
 }  // namespace
-}  // namespace augur::host::launch
+// Out of descriptors, accept fails (EMFILE) while a connection waits: the daemon must log it and go
+// on, not end (as the host's init in the two-host guests, its end took the host down), and serve
+// the waiting launcher once descriptors are back.
+TEST_F(DaemonTest, SurvivesRunningOutOfDescriptorsAndServesAfterwards) {
+  start();
+  rlimit was{};
+  ASSERT_EQ(0, prlimit(pid_, RLIMIT_NOFILE, nullptr, &was));
+  rlimit none = was;
+  none.rlim_cur = 3;  // below the listening socket: every accept is EMFILE
+  ASSERT_EQ(0, prlimit(pid_, RLIMIT_NOFILE, &none, nullptr));
+  std::thread restore([&] {
+    std::this_thread::sleep_for(700ms);  // several failed accepts while the launcher below waits
+    EXPECT_EQ(0, waitpid(pid_, nullptr, WNOHANG)) << "the daemon ended on EMFILE";
+    EXPECT_EQ(0, prlimit(pid_, RLIMIT_NOFILE, &was, nullptr));
+  });
+  Out o = run(Request{"", "", {"/bin/sh", "-c", "echo served"}, {}});
+  restore.join();
+  ASSERT_TRUE(o.status.ok()) << o.status.status().to_string();
+  EXPECT_TRUE(WIFEXITED(o.status.value()) && WEXITSTATUS(o.status.value()) == 0);
+  EXPECT_EQ("served\n", o.out);
+}
+
+}  // namespace

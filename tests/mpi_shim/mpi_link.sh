@@ -44,7 +44,11 @@ cut_under_traffic() {
   # --continue-on-failure: the launcher leaves the survivor running, so that it can report.
   (timeout -k 5 300 "$run" -n 2 --continue-on-failure "$prog" link "$secs" >"$out" 2>&1; echo "$? $(now_ms)" >"$out.rc") &
   local job=$!
-  for _ in $(seq 1200); do grep -q "traffic flowing" "$out" && break; sleep 0.1; done
+  for _ in $(seq 1200); do
+    grep -q "traffic flowing" "$out" && break
+    kill -0 "$job" 2>/dev/null || break  # the job ended before traffic (e.g. a host is down): no wait
+    sleep 0.1
+  done
   cut_at=$(now_ms)
   if [ "$how" = loss ]; then tc qdisc add dev "$dev" root netem loss 100%; else ip link set "$dev" down; fi
   sleep "$hold"
