@@ -60,6 +60,8 @@ constexpr std::uint64_t kRelationCacheBytes = std::uint64_t{64} << 20;
 // Elements one relation is built with (16 bytes each while the inspector runs): more copies go
 // as chunks, each the same cached relation at a shifted base.
 constexpr std::int64_t kChunkElems = std::int64_t{1} << 20;
+// Scratch bytes the measured choice of encoding may use (typed, packed and target copies).
+constexpr std::uint64_t kMeasureScratchBytes = std::uint64_t{32} << 20;
 
 // The pack and unpack relations of `count` copies of a type, encoded for speed and cached by
 // (type object, direction, count); a type's entries are erased when the object goes.
@@ -70,7 +72,16 @@ class Relations {
     return *r;
   }
 
-  Result<rel::RelationCache::Entry> find(const Type& t, std::int64_t count, bool pack) {
+  Result<const rel::EncodedRelation*> find(const Type& t, std::int64_t count, bool pack) {
+    Type::Memo& m = t.memo[pack ? 1 : 0];
+    if (m.count != count || !m.rel) {
+      AUGUR_ASSIGN_OR_RETURN(m.rel, lookup(t, count, pack));
+      m.count = count;
+    }
+    return m.rel.get();
+  }
+
+  Result<rel::RelationCache::Entry> lookup(const Type& t, std::int64_t count, bool pack) {
     std::string key = std::to_string(t.key.id()) + (pack ? "p" : "u") + std::to_string(count);
     if (auto hit = cache_.Find(key)) return hit;
     AUGUR_ASSIGN_OR_RETURN(rel::TypedRelation tr, pack ? rel::PackRelation(t.dt, count) : rel::UnpackRelation(t.dt, count));
@@ -78,7 +89,13 @@ class Relations {
         (count > 0 && tr.base_bytes != layout_lb(t, count))) {
       return Status(Code::kInternal, "relation of a datatype disagrees with its flattened type map");
     }
-    AUGUR_ASSIGN_OR_RETURN(rel::EncodedRelation e, rel::EncodeAuto(tr.relation, rel::Goal::kFastest));
+    // Measured: the decode-step heuristic picks NESTED for irregular blocks where AABLK runs 1.7x
+    // faster (docs/relations.md). Too large to measure on scratch copies: the heuristic.
+    Result<rel::EncodedRelation> enc = rel::EncodeFastestMeasured(tr.relation, 3, kMeasureScratchBytes);
+    if (!enc.ok() && enc.status().code() == Code::kResourceExhausted) {
+      enc = rel::EncodeAuto(tr.relation, rel::Goal::kFastest);
+    }
+    AUGUR_ASSIGN_OR_RETURN(rel::EncodedRelation e, std::move(enc));
     if (e.size_bytes() > cache_.max_bytes()) return std::make_shared<const rel::EncodedRelation>(std::move(e));
     Result<rel::RelationCache::Entry> in = cache_.Insert(key, std::move(e));
     if (!in.ok()) return in;
@@ -138,7 +155,7 @@ Err pack(const void* buf, std::int64_t count, const Type& t, std::byte* out) {
     const std::int64_t n = std::min(chunk, count - k);
     auto e = Relations::get().find(t, n, true);
     if (!e.ok()) return type_error(e.status());
-    const rel::EncodedRelation& r = *e.value();
+    const rel::EncodedRelation& r = **e;
     const std::byte* from = base + k * t.extent + Relations::layout_lb(t, n);
     const Status s = rel::Pack(r, {from, r.src_extent() * r.elem_size()}, {out, r.payload_bytes()});
     if (!s.ok()) return from_status(s);
@@ -161,7 +178,7 @@ Err unpack(const std::byte* in, std::size_t nbytes, void* buf, std::int64_t coun
     const std::int64_t n = std::min(chunk, whole - k);
     auto e = Relations::get().find(t, n, false);
     if (!e.ok()) return type_error(e.status());
-    const rel::EncodedRelation& r = *e.value();
+    const rel::EncodedRelation& r = **e;
     std::byte* to = base + k * t.extent + Relations::layout_lb(t, n);
     const Status s = rel::Unpack(r, {in, r.payload_bytes()}, {to, r.dst_extent() * r.elem_size()});
     if (!s.ok()) return from_status(s);
@@ -172,7 +189,7 @@ Err unpack(const std::byte* in, std::size_t nbytes, void* buf, std::int64_t coun
   if (rest == 0) return ok();
   auto e = Relations::get().find(t, 1, false);
   if (!e.ok()) return type_error(e.status());
-  const rel::EncodedRelation& r = *e.value();
+  const rel::EncodedRelation& r = **e;
   std::byte* to = base + whole * t.extent + Relations::layout_lb(t, 1);
   return from_status(rel::UnpackPrefix(r, {in, rest}, {to, r.dst_extent() * r.elem_size()}));
 }

@@ -19,6 +19,7 @@
 #include "augur/host/bootstrap.h"
 #include "augur/host/engine.h"
 #include "augur/relations/datatype.h"
+#include "augur/relations/encoding.h"
 
 namespace augur::mpi {
 
@@ -72,6 +73,13 @@ struct Type {
   std::int64_t grain = 1;    // gcd of run offsets, lengths and the extent: the relations' element
   std::string name;
   RelationKey key;
+  // The last relation used per direction (0 unpack, 1 pack) and its count: a repeated call skips
+  // the cache's key and lock (calls are serialized: MPI_THREAD_SERIALIZED at most).
+  struct Memo {
+    std::int64_t count = -1;
+    std::shared_ptr<const relations::EncodedRelation> rel;
+  };
+  mutable Memo memo[2];
   Err prepare();  // computes runs/contig/runs_lb/grain (commit)
 };
 using TypePtr = std::shared_ptr<Type>;
