@@ -413,7 +413,44 @@ Status Run(const R& r, const Stream& stream, std::span<const std::byte> src, std
   return Status::Ok();
 }
 
+// The first `n` elements of an encoding's run stream; `*next` gets the layout offset of element
+// n (where a trailing partial element goes), if there is one.
+struct PrefixStream {
+  const EncodedRelation& e;
+  std::uint64_t n;
+  std::uint64_t* next;
+  template <class F>
+  void operator()(F&& f) const {
+    std::uint64_t pos = 0;
+    detail::ForEachRun(e, [&](std::uint64_t s, std::uint64_t d, std::uint64_t len, std::int64_t ss,
+                              std::int64_t sd) {
+      if (pos < n) f(s, d, std::min(len, n - pos), ss, sd);
+      if (pos <= n && n < pos + len) *next = d + (n - pos) * Wrap(sd);
+      pos += len;
+    });
+  }
+};
+
 }  // namespace
+
+Status UnpackPrefix(const EncodedRelation& r, std::span<const std::byte> in, std::span<std::byte> dst) {
+  const std::size_t es = r.elem_size();
+  if (in.size() > r.payload_bytes()) {
+    return Status(Code::kOutOfRange, "prefix of " + std::to_string(in.size()) +
+                                         " bytes is longer than the message of " +
+                                         std::to_string(r.payload_bytes()));
+  }
+  AUGUR_RETURN_IF_ERROR(CheckBuffer("destination", dst.size(), r.dst_extent(), es));
+  if (Overlap(in.data(), in.size(), dst.data(), r.dst_extent() * es)) {
+    return Status(Code::kInvalidArgument, "source and destination buffers overlap");
+  }
+  if (in.size() == r.payload_bytes()) return Unpack(r, in, dst);
+  const std::uint64_t whole = in.size() / es;
+  std::uint64_t next = 0;
+  Dispatch<Op::kUnpack>(PrefixStream{r, whole, &next}, in.data(), dst.data(), es);
+  if (const std::size_t tail = in.size() % es; tail != 0) std::memcpy(dst.data() + next * es, in.data() + whole * es, tail);
+  return Status::Ok();
+}
 
 Status Pack(const EncodedRelation& r, std::span<const std::byte> src, std::span<std::byte> out) {
   return Run<Op::kPack>(r, EncodedStream{r}, src, out);

@@ -79,7 +79,7 @@ Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, in
     return ok();
   } else if (n > 0) {
     r.tmp.resize(static_cast<std::size_t>(n));
-    pack(buf, count, *t, r.tmp.data());
+    AUGUR_ERR_RETURN(pack(buf, count, *t, r.tmp.data()));
     data = r.tmp.data();
   }
   auto er = S().engine->isend(data, static_cast<std::size_t>(n), c->world[static_cast<std::size_t>(peer)], tag, ctx,
@@ -139,7 +139,9 @@ Err req_finish(Req& r, MPI_Status* st) {
   if (r.kind == ReqKind::kRecv) {
     const std::size_t cap = static_cast<std::size_t>(r.count * r.type->size);
     const std::size_t got = e.length < cap ? e.length : cap;
-    if (r.unpack && !e.cancelled) unpack(r.tmp.data(), got, r.rbuf, r.count, *r.type);
+    if (r.unpack && !e.cancelled) {
+      if (Err u = unpack(r.tmp.data(), got, r.rbuf, r.count, *r.type); !u.ok() && result.ok()) result = u;
+    }
     if (!ignore(st)) {
       st->MPI_SOURCE = e.cancelled || e.source < 0 ? MPI_ANY_SOURCE : r.comm->rank_of[static_cast<std::size_t>(e.source)];
       st->MPI_TAG = e.cancelled ? MPI_ANY_TAG : e.tag;
@@ -443,7 +445,7 @@ Err bsend_common(const void* buf, int count, MPI_Datatype dt, int dest, int tag,
   }
   auto r = std::make_shared<Req>();
   r->tmp.resize(static_cast<std::size_t>(count * t.size));
-  pack(buf, count, t, r->tmp.data());
+  AUGUR_ERR_RETURN(pack(buf, count, t, r->tmp.data()));
   // Send the private copy as bytes.
   CommPtr c = comm_ptr(comm);
   auto er = S().engine->isend(r->tmp.data(), r->tmp.size(), c->world[static_cast<std::size_t>(dest)], tag, c->p2p_ctx());
@@ -509,7 +511,7 @@ AUGUR_MPI_FN(int, Sendrecv_replace,
   AUGUR_MPI_CHECK(comm, fn, check_p2p(buf, count, datatype, source, recvtag, comm, true));
   const Type& t = *type_of(datatype);
   std::vector<std::byte> out(static_cast<std::size_t>(count * t.size));
-  pack(buf, count, t, out.data());
+  AUGUR_MPI_CHECK(comm, fn, pack(buf, count, t, out.data()));
   CommPtr c = comm_ptr(comm);
   Req rr, sr;
   AUGUR_MPI_CHECK(comm, fn, start_recv(rr, buf, count, type_ptr(datatype), source, recvtag, c, c->p2p_ctx()));

@@ -19,6 +19,7 @@
 #include "augur/host/bootstrap.h"
 #include "augur/host/engine.h"
 #include "augur/relations/datatype.h"
+#include "augur/relations/encoding.h"
 
 namespace augur::mpi {
 
@@ -44,6 +45,20 @@ enum class Elem : std::uint8_t {
 bool is_pair(Elem e);
 std::int64_t elem_size(Elem e);
 
+// Names one Type object in the relation cache. Every object, copies included, gets a fresh id
+// (handles are reused after MPI_Type_free, ids never), and its cached relations go with it.
+class RelationKey {
+ public:
+  RelationKey();
+  RelationKey(const RelationKey&);
+  RelationKey& operator=(const RelationKey&);
+  ~RelationKey();
+  [[nodiscard]] std::uint64_t id() const noexcept { return id_; }
+
+ private:
+  std::uint64_t id_;
+};
+
 struct Type {
   explicit Type(relations::Datatype d) : dt(std::move(d)) {}
   relations::Datatype dt;
@@ -54,15 +69,26 @@ struct Type {
   std::int64_t size = 0, lb = 0, extent = 0, true_lb = 0, true_extent = 0;
   std::vector<relations::ByteRun> runs;  // one copy's type map (at commit)
   bool contig = false;  // count copies are one block of count*size bytes at buf + true_lb
+  std::int64_t runs_lb = 0;  // lowest run offset of one copy: where its relation's layout starts
+  std::int64_t grain = 1;    // gcd of run offsets, lengths and the extent: the relations' element
   std::string name;
-  Err prepare();  // computes runs/contig (commit)
+  RelationKey key;
+  // The last relation used per direction (0 unpack, 1 pack) and its count: a repeated call skips
+  // the cache's key and lock (calls are serialized: MPI_THREAD_SERIALIZED at most).
+  struct Memo {
+    std::int64_t count = -1;
+    std::shared_ptr<const relations::EncodedRelation> rel;
+  };
+  mutable Memo memo[2];
+  Err prepare();  // computes runs/contig/runs_lb/grain (commit)
 };
 using TypePtr = std::shared_ptr<Type>;
 
-// Pack `count` copies at `buf` into `out` (size*count bytes).
-void pack(const void* buf, std::int64_t count, const Type& t, std::byte* out);
+// Pack `count` copies at `buf` into `out` (size*count bytes), by the type's cached
+// relations/ executors (issue 22).
+Err pack(const void* buf, std::int64_t count, const Type& t, std::byte* out);
 // Unpack at most `nbytes` packed bytes into `count` copies at `buf`.
-void unpack(const std::byte* in, std::size_t nbytes, void* buf, std::int64_t count, const Type& t);
+Err unpack(const std::byte* in, std::size_t nbytes, void* buf, std::int64_t count, const Type& t);
 
 // --- groups and communicators ----------------------------------------------------------------
 

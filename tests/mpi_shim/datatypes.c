@@ -2,11 +2,28 @@
  * checked against a serial reference (the receiver gets the type's elements in type-map order
  * as a contiguous array). Pack/Unpack/Pack_size, Get_elements, non-contiguous receives. */
 #include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "check.h"
 
 #define N 64
+
+/* Struct {int; double; char[3]} with C padding, and its datatype (committed). */
+struct S {
+  int a;
+  double b;
+  char c[3];
+};
+static MPI_Datatype struct_s_type(void) {
+  MPI_Datatype st;
+  const int sbl[] = {1, 1, 3};
+  const MPI_Aint sdisp[] = {offsetof(struct S, a), offsetof(struct S, b), offsetof(struct S, c)};
+  const MPI_Datatype stypes[] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
+  MPI_Type_create_struct(3, sbl, sdisp, stypes, &st);
+  MPI_Type_commit(&st);
+  return st;
+}
 
 /* Sends `count` of `type` over buf (doubles 0..N-1 + 1000*rank) to the right neighbour, which
  * receives contiguous doubles; compares against the offsets (in doubles) the type should pick. */
@@ -45,6 +62,153 @@ static void roundtrip(const char* name, MPI_Datatype type, int count, const int*
   int elems = -1;
   MPI_Get_elements(&st, type, &elems);
   CHECK(elems == nwant, "%s: get_elements %d", name, elems);
+}
+
+/* MPI_Pack / MPI_Unpack of `count` copies of `type`, byte for byte against its type map given
+ * as `nruns` (offset, length) byte runs of one copy repeated at `extent`: Pack at an offset
+ * writes exactly the runs' bytes in order and nothing around them; Unpack writes exactly the
+ * runs' bytes back and leaves every other byte of the buffer alone. */
+static void pack_exact(const char* name, MPI_Datatype type, int count, const long* runs, int nruns, long extent) {
+  long end = 0, want_size = 0;
+  for (int r = 0; r < nruns; ++r) {
+    if (runs[2 * r] + runs[2 * r + 1] > end) end = runs[2 * r] + runs[2 * r + 1];
+    want_size += runs[2 * r + 1];
+  }
+  const long span = (count - 1) * extent + end;
+  unsigned char* src = malloc((size_t)span);
+  for (long i = 0; i < span; ++i) src[i] = (unsigned char)(i * 7 + 3 + g_rank + (i >> 8));
+  int psize = -1;
+  MPI_Pack_size(count, type, MPI_COMM_WORLD, &psize);
+  CHECK(psize == count * want_size, "%s: pack_size %d, want %ld", name, psize, count * want_size);
+  unsigned char* want = malloc((size_t)psize + 1);
+  unsigned char* packed = malloc((size_t)psize + 8);
+  long n = 0;
+  for (long k = 0; k < count; ++k)
+    for (int r = 0; r < nruns; ++r) {
+      memcpy(want + n, src + k * extent + runs[2 * r], (size_t)runs[2 * r + 1]);
+      n += runs[2 * r + 1];
+    }
+  memset(packed, 0xEE, (size_t)psize + 8);
+  int pos = 4;
+  int rc = MPI_Pack(src, count, type, packed, psize + 8, &pos, MPI_COMM_WORLD);
+  int guards = 1;
+  for (int i = 0; i < 4; ++i) guards &= packed[i] == 0xEE && packed[psize + 4 + i] == 0xEE;
+  CHECK(rc == MPI_SUCCESS && pos == 4 + psize && memcmp(packed + 4, want, (size_t)psize) == 0 && guards,
+        "%s: MPI_Pack of %d copies (rc %d, position %d)", name, count, rc, pos);
+  unsigned char* dst = malloc((size_t)span);
+  unsigned char* expect = malloc((size_t)span);
+  memset(dst, 0x5A, (size_t)span);
+  memset(expect, 0x5A, (size_t)span);
+  for (long k = 0; k < count; ++k)
+    for (int r = 0; r < nruns; ++r) memcpy(expect + k * extent + runs[2 * r], src + k * extent + runs[2 * r], (size_t)runs[2 * r + 1]);
+  pos = 4;
+  rc = MPI_Unpack(packed, psize + 8, &pos, dst, count, type, MPI_COMM_WORLD);
+  CHECK(rc == MPI_SUCCESS && pos == 4 + psize && memcmp(dst, expect, (size_t)span) == 0,
+        "%s: MPI_Unpack of %d copies (rc %d, position %d)", name, count, rc, pos);
+  free(src);
+  free(want);
+  free(packed);
+  free(dst);
+  free(expect);
+}
+
+/* Byte runs of a vector of `count` blocks of `blocklen` elements of `esize` bytes, `stride`
+ * elements apart (caller frees). */
+static long* vector_runs(int count, int blocklen, int stride, long esize) {
+  long* r = malloc(sizeof(long) * 2 * (size_t)count);
+  for (int i = 0; i < count; ++i) {
+    r[2 * i] = (long)i * stride * esize;
+    r[2 * i + 1] = blocklen * esize;
+  }
+  return r;
+}
+
+/* Pack/Unpack through the library's relations, byte for byte: vector, indexed, struct, a 2-D
+ * halo column, copies enough to be packed in chunks, a freed handle given to a new type (whose
+ * packing must not be the old type's), and a message that ends inside a copy. */
+static void pack_unpack_exact(void) {
+  MPI_Datatype v;
+  MPI_Type_vector(1000, 1, 4, MPI_DOUBLE, &v);  /* every 4th double */
+  MPI_Type_commit(&v);
+  long* vr = vector_runs(1000, 1, 4, 8);
+  pack_exact("vector every 4th double", v, 1, vr, 1000, (999 * 4 + 1) * 8);
+  pack_exact("vector every 4th double x3", v, 3, vr, 1000, (999 * 4 + 1) * 8);
+  free(vr);
+  MPI_Type_free(&v);
+
+  MPI_Datatype ix;
+  const int bl[] = {1, 3, 2, 5}, disp[] = {10, 0, 4, 20};
+  MPI_Type_indexed(4, bl, disp, MPI_INT, &ix);
+  MPI_Type_commit(&ix);
+  const long ixr[] = {40, 4, 0, 12, 16, 8, 80, 20};
+  pack_exact("indexed ints", ix, 1, ixr, 4, 100);
+  pack_exact("indexed ints x7", ix, 7, ixr, 4, 100);
+  MPI_Type_free(&ix);
+
+  MPI_Datatype st = struct_s_type();
+  const long str[] = {(long)offsetof(struct S, a), 4, (long)offsetof(struct S, b), 8, (long)offsetof(struct S, c), 3};
+  pack_exact("struct x5", st, 5, str, 3, (long)sizeof(struct S));
+  MPI_Type_free(&st);
+
+  /* The last column of a 50 x 40 C array of doubles (a halo column). */
+  MPI_Datatype col;
+  const int sizes[] = {50, 40}, subs[] = {50, 1}, starts[] = {0, 39};
+  MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_C, MPI_DOUBLE, &col);
+  MPI_Type_commit(&col);
+  long colr[100];
+  for (int i = 0; i < 50; ++i) {
+    colr[2 * i] = (i * 40 + 39) * 8;
+    colr[2 * i + 1] = 8;
+  }
+  pack_exact("subarray halo column", col, 1, colr, 50, 50 * 40 * 8);
+  MPI_Type_free(&col);
+
+  /* 1.2 million ints in 600000 copies: more than one relation holds, so packed in chunks. */
+  MPI_Datatype pair;
+  MPI_Type_vector(2, 1, 3, MPI_INT, &pair);
+  MPI_Type_commit(&pair);
+  const long pr[] = {0, 4, 12, 4};
+  pack_exact("600000 copies of vector(2,1,3)", pair, 600000, pr, 2, 16);
+  MPI_Type_free(&pair);
+
+  /* A freed handle given out again names a new type: its relations are its own. */
+  MPI_Datatype a, b;
+  MPI_Type_vector(100, 1, 2, MPI_INT, &a);
+  MPI_Type_commit(&a);
+  long* ar = vector_runs(100, 1, 2, 4);
+  pack_exact("vector(100,1,2) before free", a, 2, ar, 100, (99 * 2 + 1) * 4);
+  free(ar);
+  const MPI_Datatype old = a;
+  MPI_Type_free(&a);
+  MPI_Type_vector(100, 1, 3, MPI_INT, &b);
+  MPI_Type_commit(&b);
+  long* br = vector_runs(100, 1, 3, 4);
+  pack_exact(b == old ? "vector(100,1,3) on a reused handle" : "vector(100,1,3)", b, 2, br, 100, (99 * 3 + 1) * 4);
+  free(br);
+
+  /* A message that ends inside the second copy: 250 ints into 2 copies of 200 at stride 2. */
+  {
+    MPI_Datatype w;
+    MPI_Type_vector(200, 1, 2, MPI_INT, &w);
+    MPI_Type_commit(&w);
+    const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+    int flat[250], got[2 * 399 + 1];
+    for (int i = 0; i < 250; ++i) flat[i] = g_rank * 1000 + i;
+    for (int i = 0; i < 2 * 399 + 1; ++i) got[i] = -1;
+    MPI_Status stt;
+    MPI_Sendrecv(flat, 250, MPI_INT, right, 9, got, 2, w, left, 9, MPI_COMM_WORLD, &stt);
+    int count = -1, ok = 1;
+    MPI_Get_count(&stt, MPI_INT, &count);
+    /* copy k starts at k * extent (399 ints); element j of a copy is at 2j */
+    for (int i = 0; i < 2 * 399 + 1; ++i) {
+      const int k = i / 399, j = i % 399, e = k * 200 + j / 2;
+      const int want = (j % 2 == 0 && k < 2 && e < 250) ? left * 1000 + e : -1;
+      ok &= got[i] == want;
+    }
+    CHECK(count == 250 && ok, "short message into a vector: count %d", count);
+    MPI_Type_free(&w);
+  }
+  MPI_Type_free(&b);
 }
 
 int main(int argc, char** argv) {
@@ -131,17 +295,7 @@ int main(int argc, char** argv) {
   }
 
   /* Struct {int; double; char[3]} with C padding, sent as a struct and checked field by field. */
-  struct S {
-    int a;
-    double b;
-    char c[3];
-  };
-  MPI_Datatype st;
-  const int sbl[] = {1, 1, 3};
-  const MPI_Aint sdisp[] = {offsetof(struct S, a), offsetof(struct S, b), offsetof(struct S, c)};
-  const MPI_Datatype stypes[] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
-  MPI_Type_create_struct(3, sbl, sdisp, stypes, &st);
-  MPI_Type_commit(&st);
+  MPI_Datatype st = struct_s_type();
   MPI_Type_size(st, &size);
   MPI_Type_get_extent(st, &lb, &ext);
   CHECK(size == 4 + 8 + 3 && ext == (MPI_Aint)sizeof(struct S), "struct size %d extent %ld (sizeof %zu)", size,
@@ -224,5 +378,6 @@ int main(int argc, char** argv) {
     }
     CHECK(highest == first, "1000 types made and freed in turn took handles %d to %d", (int)first, (int)highest);
   }
+  pack_unpack_exact();
   return finish("datatypes");
 }

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -218,6 +219,40 @@ TEST(Executor, TiledTransposeMatchesReference) {
       }
     }
   }
+}
+
+// A receive of a shorter message: every prefix length (whole elements, a partial element, none,
+// all) writes exactly the reference's first bytes and leaves the rest of the layout alone.
+TEST(Executor, UnpackPrefixMatchesReference) {
+  std::mt19937_64 rng(7);
+  const std::size_t sizes[] = {1, 3, 4, 8, 16, 24};
+  for (int iter = 0; iter < 60; ++iter) {
+    const std::size_t es = sizes[static_cast<std::size_t>(iter) % std::size(sizes)];
+    Relation r = RandomRelation(rng, es);
+    const std::vector<std::byte> in = Pattern(r.size() * es, 3);
+    const std::size_t full = in.size();
+    for (std::size_t n : {std::size_t{0}, std::size_t{1}, es - 1, full / 2, full / 2 + 1, full - 1, full}) {
+      if (n > full) continue;
+      // Reference: the first n / es tuples, then the leading bytes of the next one.
+      std::vector<std::byte> ref = Pattern(r.dst_extent() * es, 5);
+      for (std::size_t i = 0; i * es < n; ++i) {
+        std::memcpy(ref.data() + r.tuples()[i].dst * es, in.data() + i * es, std::min(es, n - i * es));
+      }
+      for (Encoding enc : kAllEncodings) {
+        SCOPED_TRACE(std::string(EncodingName(enc)) + " es " + std::to_string(es) + " n " + std::to_string(n));
+        EncodedRelation e = EncodedRelation::Encode(r, enc).value();
+        std::vector<std::byte> dst = Pattern(r.dst_extent() * es, 5);
+        ASSERT_TRUE(UnpackPrefix(e, std::span(in).first(n), dst).ok());
+        EXPECT_EQ(dst, ref);
+      }
+    }
+  }
+  Relation r = PaperFigure1();
+  EncodedRelation e = EncodedRelation::Encode(r, Encoding::kNested).value();
+  std::vector<std::byte> in(64 * 8 + 1), dst(128 * 8);
+  EXPECT_EQ(UnpackPrefix(e, in, dst).code(), Code::kOutOfRange);  // longer than the message
+  EXPECT_EQ(UnpackPrefix(e, std::span(in).first(8), std::span(dst).first(127 * 8)).code(), Code::kOutOfRange);
+  EXPECT_EQ(UnpackPrefix(e, std::span(dst).first(8), dst).code(), Code::kInvalidArgument);
 }
 
 TEST(Executor, EmptyRelationIsANoOp) {

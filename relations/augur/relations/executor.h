@@ -18,6 +18,10 @@ namespace augur::relations {
 Status Pack(const EncodedRelation& r, std::span<const std::byte> src, std::span<std::byte> out);
 Status Unpack(const EncodedRelation& r, std::span<const std::byte> in, std::span<std::byte> dst);
 Status Copy(const EncodedRelation& r, std::span<const std::byte> src, std::span<std::byte> dst);
+// Unpack of the first in.size() bytes of the message (at most payload_bytes()), as a receive of
+// a shorter message needs: whole elements, then the leading bytes of the next element. The rest
+// of `dst` is untouched.
+Status UnpackPrefix(const EncodedRelation& r, std::span<const std::byte> in, std::span<std::byte> dst);
 
 // Reference executors straight from the tuples (the AAPAIR loop without the copy into pairs).
 Status Pack(const Relation& r, std::span<const std::byte> src, std::span<std::byte> out);
