@@ -3,7 +3,7 @@
 // the matched-probe receives), matching a message to its receive (match_and_start), completion dispatch
 // (progress_once, deliver for every message type but eager) and failing a peer. The protocols these call
 // live in the other engine_*.cpp files, one concern each, so that each can be read alone
-// (docs/architecture.md). The per-message path crosses these files (send_eager -> usable_credit,
+// (docs/architecture.md). The per-message path crosses these files (send_eager -> CreditBook::usable,
 // deliver_eager -> match_and_start); optimised GCC builds compile libaugur_host into fat LTO objects and
 // link libaugur_mpi and the benchmarks with LTO (cmake/AugurOptions.cmake), where those calls are inlined
 // as they were within one file (checked on augur-perf-lat: the same Engine functions stay out of line).
@@ -123,9 +123,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
     e->peer_of_qp_[ch->qp_num()] = p;
     Peer& peer = e->peers_[static_cast<std::size_t>(p)];
     peer.ch = std::move(ch);
-    peer.given.resize(cfg.credit_slots);
-    peer.revoked.assign(cfg.credit_slots, 0);
-    peer.dead_arm.assign(cfg.credit_slots, 0);  // 0 is a free slot's word, never a dead credit's
+    peer.credits.emplace(cfg.credit_slots, e->credit_counters_);
   }
   char host[256] = {};
   (void)gethostname(host, sizeof host - 1);
@@ -395,12 +393,8 @@ void Engine::deliver(int peer, const Arrival& a) {
       break;
     case proto::MsgType::kRevoke:  // from now on the credit is not ours to use; any write through it is already queued
       st = ch.release(a.slot);
-      if (h.context >= peers_[static_cast<std::size_t>(peer)].revoked.size()) {
-        st = Status(Code::kProtocol, "revoke of credit " + std::to_string(h.context));
-        break;
-      }
-      peers_[static_cast<std::size_t>(peer)].revoked[h.context] = h.length + 1;
-      queue_control(peer, proto::MsgType::kRevokeAck, h.context, h.length);
+      if (st.ok()) st = peers_[static_cast<std::size_t>(peer)].credits->on_revoked(h.context, h.length);
+      if (st.ok()) queue_control(peer, proto::MsgType::kRevokeAck, h.context, h.length);
       break;
     case proto::MsgType::kRevokeAck:
       st = ch.release(a.slot);
@@ -450,7 +444,7 @@ Status Engine::fail_peer(int peer, const Status& why) {
   })) {
   }
   for (auto& r : doomed) finish(*r, Path::kNone, why);
-  for (GivenCredit& g : p.given) g = GivenCredit{.generation = g.generation};  // free, nothing at the peer
+  p.credits->reset();
   return why;
 }
 
@@ -551,14 +545,13 @@ bool Engine::do_cancel(const RequestPtr& r) {
   if (r->credit_slot >= 0) {
     // The sender may be writing through the credit right now: ask it to give the credit back;
     // the receive completes as cancelled at its answer, or with the message it already sent.
-    GivenCredit& g = peers_[static_cast<std::size_t>(r->credit_peer)].given[static_cast<std::size_t>(r->credit_slot)];
-    if (g.state == GivenCredit::State::kArmed) {
-      g.state = GivenCredit::State::kRevoking;
+    Peer& p = peers_[static_cast<std::size_t>(r->credit_peer)];
+    if (std::optional<std::uint32_t> generation = p.credits->revoke(static_cast<std::uint32_t>(r->credit_slot))) {
       OutMsg c{};
       c.type = proto::MsgType::kRevoke;
       c.context = static_cast<std::uint32_t>(r->credit_slot);
-      c.length = g.generation;
-      peers_[static_cast<std::size_t>(r->credit_peer)].out.push_back(std::move(c));
+      c.length = *generation;
+      p.out.push_back(std::move(c));
       (void)push_sends(r->credit_peer);
     }
     return true;

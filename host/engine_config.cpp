@@ -59,6 +59,11 @@ EngineCounters Engine::counters() const {
     c.pred_abstains = s.pred_abstains;
     c.pred_suspended = s.pred_suspended;
     c.credit_pauses = s.credit_pauses;
+    c.credits_issued = credit_counters_.issued;
+    c.credits_armed_ahead = credit_counters_.armed_ahead;
+    c.credits_rearmed = credit_counters_.rearmed;
+    c.credits_used = credit_counters_.used;
+    c.credits_revoked = credit_counters_.revoked;
   });
   return c;
 }

@@ -3,7 +3,7 @@
 // queue (push_sends, which also carries RTS and control messages so that nothing overtakes), and delivering
 // an arrived eager message to its receive or the unexpected queue (deliver_eager). This is the hot path of
 // a small message, kept small and apart. The per-message path crosses these files (send_eager ->
-// usable_credit, deliver_eager -> match_and_start); optimised GCC builds compile libaugur_host into fat LTO
+// CreditBook::usable, deliver_eager -> match_and_start); optimised GCC builds compile libaugur_host into fat LTO
 // objects and link libaugur_mpi and the benchmarks with LTO (cmake/AugurOptions.cmake), where those calls
 // are inlined as they were within one file (checked on augur-perf-lat: the same Engine functions stay out
 // of line). Without LTO (sanitizer builds, tests, AUGUR_LTO=OFF) they stay calls.
@@ -17,7 +17,6 @@
 
 namespace augur::host {
 
-using engine_detail::envelope_key;
 
 AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user,
                                 std::uint32_t length, std::span<const IoRun> runs) {
@@ -35,7 +34,7 @@ AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, s
   Path path = Path::kNone;
   // Below direct_min the copy is cheaper than a direct write; bouncing is always safe (the
   // receiver then holds any credit for this envelope void).
-  if (auto credit = length >= cfg_.direct_min ? usable_credit(p, context, tag, length) : std::nullopt) {
+  if (auto credit = length >= cfg_.direct_min ? p.credits->usable(*p.ch, context, tag, length) : std::nullopt) {
     AUGUR_ASSIGN_OR_RETURN(bool sent, runs.empty() ? p.ch->try_send_direct(credit->first, credit->second, body)
                                                    : p.ch->try_send_direct_gather(credit->first, credit->second, length, runs));
     if (!sent) return Path::kNone;
@@ -46,16 +45,8 @@ AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, s
     if (!sent) return Path::kNone;
     path = Path::kBounce;
   }
-  note_sent(p, envelope_key(context, tag), seq);
+  p.credits->note_sent(context, tag, seq);
   return path;
-}
-
-void Engine::note_sent(Peer& p, std::uint64_t envelope, std::uint32_t seq) {
-  if (p.last_sent.size() >= kMaxEnvelopesPerPeer && !p.last_sent.contains(envelope)) {
-    p.last_sent.clear();
-    p.last_sent_floor = seq;  // every envelope cleared was last sent before this message
-  }
-  p.last_sent[envelope] = seq;
 }
 
 Status Engine::push_sends(int peer) {
@@ -74,7 +65,7 @@ Status Engine::push_sends(int peer) {
     AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(m.type, m.context, m.tag, m.length, m.body));
     if (!sent) break;
     if (m.type == proto::MsgType::kRts || m.type == proto::MsgType::kRtsRuns) {
-      if (cfg_.steering != Steering::kOff) note_sent(p, envelope_key(m.context, m.tag), seq);
+      if (cfg_.steering != Steering::kOff) p.credits->note_sent(m.context, m.tag, seq);
       p.awaiting_fin.emplace_back(seq, std::move(m));
     }
     p.out.pop_front();

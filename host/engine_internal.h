@@ -9,14 +9,6 @@
 
 #include "augur/host/engine.h"
 
-namespace augur::host::engine_detail {
-
-inline std::uint64_t envelope_key(std::uint32_t context, std::int32_t tag) {
-  return std::uint64_t{context} << 32 | static_cast<std::uint32_t>(tag);
-}
-
-}  // namespace augur::host::engine_detail
-
 namespace augur::host {
 
 // Inline here, not in engine.cpp: with one definition out of line, LTO's inliner kept calls to

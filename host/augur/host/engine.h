@@ -29,10 +29,12 @@
 
 #include "augur/host/bootstrap.h"
 #include "augur/host/channel.h"
+#include "augur/host/credit_book.h"
 #include "augur/host/layout.h"
 #include "augur/host/matching.h"
 #include "augur/host/mpsc_queue.h"
 #include "augur/host/placement.h"
+#include "augur/host/request.h"
 #include "augur/host/steering.h"
 #include "augur/nic/reg_cache.h"
 #include "augur/nic/verbs.h"
@@ -40,33 +42,12 @@
 
 namespace augur::host {
 
-enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous, kDirect };
-
 // How a waiting thread waits (AUGUR_WAIT).
 enum class WaitPolicy : std::uint8_t {
   kSpin,    // poll the CQ until done: lowest latency, burns a core
   kBlock,   // sleep on the completion channel whenever a poll finds nothing
   kHybrid,  // poll for AUGUR_SPIN_US without progress, then sleep until the next completion
 };
-
-struct Request {
-  // Set last, with release order, by whichever thread runs the protocols; the other fields are
-  // final once it reads true.
-  std::atomic<bool> done{false};
-  bool cancelled = false;     // a receive removed by Engine::cancel before it matched
-  Status status;              // kTruncated: message longer than the buffer (length says how long)
-  Path path = Path::kNone;
-  // Receive results.
-  std::int32_t source = -1;
-  std::int32_t tag = -1;
-  std::size_t length = 0;     // bytes of the message (as sent), even when truncated
-  // Engine-internal: the direct-placement credit this receive holds (-1: none).
-  std::int32_t credit_peer = -1;
-  std::int32_t credit_slot = -1;
-  // Engine-internal: the layout of a non-contiguous request (isendv/irecvv; empty: contiguous).
-  std::vector<IoRun> runs;
-};
-using RequestPtr = std::shared_ptr<Request>;
 
 struct EngineConfig {
   std::uint32_t slots = 64;
@@ -247,44 +228,9 @@ class Engine {
     std::uint32_t posted = 0;
     std::uint32_t left = 1;
   };
-  // A credit this rank gave a peer for one of its receives (receiving side).
-  struct GivenCredit {
-    enum class State : std::uint8_t {
-      kFree,
-      kPending,   // staged for a predicted receive; the sender may not use it yet
-      kArmed,     // held by a posted receive (req)
-      kRevoking,  // its receive is being cancelled: waiting for the sender's kRevokeAck
-      kAwaitAck,  // used or void while revoking: only the kRevokeAck is still to come
-    };
-    State state = State::kFree;
-    std::uint32_t generation = 0;
-    RequestPtr req{};
-    const void* buf = nullptr;
-    std::uint32_t cap = 0;
-    std::uint32_t context = 0;
-    std::int32_t tag = 0;
-    nic::RegCache::Handle pin{};
-    // The entry fields (buf, cap, context, tag, rkey) the sender's table holds for this slot:
-    // a later receive into the same buffer, still registered under the same rkey, re-arms it
-    // with the 8-byte arm word alone (a free slot keeps them; at_peer says they are there).
-    std::uint32_t rkey = 0;
-    bool at_peer = false;
-    std::uint64_t stamp = 0;  // when last armed or staged: the least recently used is replaced
-  };
   struct Peer {
     std::unique_ptr<Channel> ch;
-    std::vector<GivenCredit> given;  // credits we gave this peer, by slot
-    // Sending side: (context << 32 | tag) -> sequence number of the last data message sent with
-    // that envelope; a credit whose valid_from_seq is not after it is void.
-    // Bounded (programs whose tags never repeat would grow it forever): when full it is cleared
-    // and `last_sent_floor` stands for every envelope not in it, as if last sent then, which
-    // can only void a credit that was in fact still good (a bounce instead), never the reverse.
-    std::unordered_map<std::uint64_t, std::uint32_t> last_sent;
-    std::optional<std::uint32_t> last_sent_floor;
-    std::vector<std::uint32_t> revoked;  // by slot: generation+1 of the credit the peer revoked
-    // By slot: the arm word of a credit found void for good (revoked, or its envelope sent since
-    // it was armed), so that later sends skip it with one load instead of parsing it again.
-    std::vector<std::uint64_t> dead_arm;
+    std::optional<CreditBook> credits;  // both directions' credits (set by create)
     std::deque<OutMsg> out;                       // in order: non-overtaking
     std::deque<std::pair<std::uint32_t, OutMsg>> awaiting_fin;  // by RTS sequence number
     std::uint32_t reads_in_flight = 0;
@@ -356,17 +302,9 @@ class Engine {
   // Direct placement (docs/runtime.md, "Direct placement and steering").
   Status give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context, std::int32_t tag);
   Status stage_credit(const predictor::RecvCall& call);
-  // The slot a new entry goes to: a free one (never written first, else least recently used),
-  // else a staged one (least recently used); null when every credit is out.
-  GivenCredit* slot_for_new_entry(Peer& p);
   void drop_credit(Request& r);  // its receive matched by a message not sent through the credit
   Status on_direct(int peer, std::uint32_t slot, std::uint32_t length);
   Status on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation);
-  // Records the last data message sent with an envelope, within Peer::last_sent's bound.
-  static void note_sent(Peer& p, std::uint64_t envelope, std::uint32_t seq);
-  static constexpr std::size_t kMaxEnvelopesPerPeer = 4096;
-  std::optional<std::pair<std::uint32_t, proto::CreditEntry>> usable_credit(Peer& p, std::uint32_t context, std::int32_t tag,
-                                                                          std::size_t length) const;
   // Sends an eager message now, through a usable credit or a bounce slot; kNone: no room yet.
   // `runs` non-empty (a layout send, `user` unused): the `length` bytes are gathered from them.
   Result<Path> send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user, std::uint32_t length,
@@ -394,7 +332,7 @@ class Engine {
   std::vector<std::unique_ptr<Read>> reads_;  // index = read cookie; null when free
   std::unordered_map<std::uint32_t, int> peer_of_qp_;
   EngineCounters counters_;
-  std::uint64_t credit_clock_ = 0;  // GivenCredit::stamp source
+  CreditCounters credit_counters_;  // every peer's CreditBook counts here
   std::optional<SteeringPolicy> steer_;  // what to credit, stage and pause (set by create)
   std::uint32_t idle_polls_ = 0;              // consecutive empty polls of the CQ
   // Peers whose channel holds slots copied out but not yet reposted (Channel::release_later):

@@ -1,10 +1,11 @@
 // SteeringPolicy: what the engine steers, decided without touching the network.
 //
-// It answers three questions for the engine's credit code (host/engine_credits.cpp), which does
-// the writing: may this receive be credited (size, source, tag), which receives to stage credits
-// for ahead of their posting (the predictor's top-k next calls, while its hit ratio holds), and
-// whether crediting a peer should pause because its credits go unused (its messages outrun our
-// receives, as in a ping-pong). One thread calls it: the one that runs the protocols.
+// It answers three questions for the engine's credit code (host/engine_credits.cpp and the
+// peers' CreditBooks, which do the writing): may this receive be credited (size, source, tag),
+// which receives to stage credits for ahead of their posting (the predictor's top-k next calls,
+// while its hit ratio holds), and whether crediting a peer should pause because its credits go
+// unused (its messages outrun our receives, as in a ping-pong). One thread calls it: the one
+// that runs the protocols.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,38 @@
+// Request: one send or receive in flight, as the engine and its protocol parts complete it.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "augur/host/layout.h"
+#include "augur/status.h"
+
+namespace augur::host {
+
+// How a message travelled: to oneself, through a bounce slot, by RDMA READ, or written straight
+// into the receive buffer through a credit.
+enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous, kDirect };
+
+struct Request {
+  // Set last, with release order, by whichever thread runs the protocols; the other fields are
+  // final once it reads true.
+  std::atomic<bool> done{false};
+  bool cancelled = false;     // a receive removed by Engine::cancel before it matched
+  Status status;              // kTruncated: message longer than the buffer (length says how long)
+  Path path = Path::kNone;
+  // Receive results.
+  std::int32_t source = -1;
+  std::int32_t tag = -1;
+  std::size_t length = 0;     // bytes of the message (as sent), even when truncated
+  // Engine-internal: the direct-placement credit this receive holds (-1: none).
+  std::int32_t credit_peer = -1;
+  std::int32_t credit_slot = -1;
+  // Engine-internal: the layout of a non-contiguous request (isendv/irecvv; empty: contiguous).
+  std::vector<IoRun> runs;
+};
+using RequestPtr = std::shared_ptr<Request>;
+
+}  // namespace augur::host
