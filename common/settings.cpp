@@ -12,6 +12,9 @@ namespace {
 constexpr Setting text(std::string_view name, std::string_view def, std::string_view meaning) {
   return Setting{.name = name, .kind = SettingKind::kString, .default_value = def, .meaning = meaning};
 }
+constexpr Setting secret_text(std::string_view name, std::string_view meaning) {
+  return Setting{.name = name, .kind = SettingKind::kString, .default_value = "", .meaning = meaning, .secret = true};
+}
 constexpr Setting integer(std::string_view name, std::string_view def, std::int64_t min, std::int64_t max,
                           std::string_view meaning) {
   return Setting{.name = name, .kind = SettingKind::kInt, .default_value = def, .min = min, .max = max, .meaning = meaning};
@@ -55,7 +58,7 @@ constexpr std::array kSettings{
     flag("AUGUR_CHECK_COLLECTIVES", "0", "1: every collective first checks that all ranks called the same one with the same root, op and byte count (one small allreduce more)"),
     text("AUGUR_HOSTS", "", "augurrun's hosts when --host-list is not given (comma-separated, ranks placed round-robin)"),
     integer("AUGUR_HOSTD_PORT", "7117", 1, 65535, "TCP port of augur-hostd, the daemon through which augurrun starts ranks on other hosts"),
-    text("AUGUR_HOSTD_TOKEN", "", "shared secret: when augur-hostd has one, it runs only requests that carry the same"),
+    secret_text("AUGUR_HOSTD_TOKEN", "shared secret: when augur-hostd has one, it runs only requests that carry the same (never printed)"),
 };
 
 // Decimal with an optional sign, nothing else (no blanks, no suffix); nullopt if malformed or
@@ -201,6 +204,12 @@ std::vector<std::string> wrap(std::string_view text, std::size_t width) {
 }
 }  // namespace
 
+// The value column: a secret that is set shows as "(hidden)", so tables can be pasted into logs.
+std::string_view shown_value(const Setting& s) {
+  const std::string_view v = raw_value(s);
+  return s.secret && !v.empty() ? std::string_view("(hidden)") : v;
+}
+
 std::string format_settings() {
   // Long lists of names wrap within this width, so that the meanings stay in one column.
   constexpr std::size_t kAllowedWidth = 26;
@@ -214,7 +223,7 @@ std::string format_settings() {
   std::vector<std::vector<std::string>> allowed;
   for (const Setting& s : kSettings) {
     wn = std::max(wn, s.name.size());
-    wv = std::max(wv, raw_value(s).size());
+    wv = std::max(wv, shown_value(s).size());
     wd = std::max(wd, s.default_value.size() + 2);
     allowed.push_back(wrap(setting_allowed(s), kAllowedWidth));
     for (const std::string& line : allowed.back()) wa = std::max(wa, line.size());
@@ -230,7 +239,7 @@ std::string format_settings() {
     std::string quoted;
     quoted.append("\"").append(s.default_value).append("\"");
     cell(out, s.name, wn);
-    cell(out, raw_value(s), wv);
+    cell(out, shown_value(s), wv);
     cell(out, quoted, wd);
     cell(out, allowed[i][0], wa);
     out.append(s.meaning).append("\n");

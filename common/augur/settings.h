@@ -33,6 +33,7 @@ struct Setting {
   // kEnum: the allowed names; setting_enum<E> maps the i-th to E's i-th enumerator. Unused: empty.
   std::array<std::string_view, kMaxNames> names{};
   std::string_view meaning;
+  bool secret = false;  // kString: its value is never printed (format_settings shows "(hidden)")
 
   // The used part of `names`.
   [[nodiscard]] constexpr std::span<const std::string_view> allowed_names() const {

@@ -125,7 +125,7 @@ int rank_proxy(int argc, char** argv) {
   }
   char cwd[4096];
   if (getcwd(cwd, sizeof cwd) != nullptr) req.cwd = cwd;
-  if (const char* t = std::getenv("AUGUR_HOSTD_TOKEN")) req.token = t;
+  if (auto t = augur::setting_string("AUGUR_HOSTD_TOKEN"); t.ok()) req.token = t.value();
   struct sigaction sa {};
   sa.sa_handler = on_forward;
   sigemptyset(&sa.sa_mask);
@@ -136,7 +136,8 @@ int rank_proxy(int argc, char** argv) {
   auto st = augur::host::launch::run_remote(host, port, req, STDOUT_FILENO, STDERR_FILENO, &g_forward,
                                             std::chrono::seconds(30));
   if (!st.ok()) {
-    std::fprintf(stderr, "augurrun: rank %s on %s: %s\n", std::getenv("AUGUR_RANK") ? std::getenv("AUGUR_RANK") : "?",
+    const auto rank = augur::setting_int("AUGUR_RANK");
+    std::fprintf(stderr, "augurrun: rank %s on %s: %s\n", rank.ok() ? std::to_string(rank.value()).c_str() : "?",
                  where.c_str(), st.status().to_string().c_str());
     return 1;
   }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "augur/settings.h"
 #include "two_ranks.h"
 
 namespace {
@@ -113,9 +114,8 @@ double median(std::vector<double> v) {
 Status run(const std::vector<std::uint16_t>& ports, int rank, const Options& opt) {
   AUGUR_ASSIGN_OR_RETURN(perf::Engines eng, perf::connect_engines(ports, rank));
   // The default steering mode's engine (predicted unless AUGUR_STEERING says otherwise).
-  std::size_t mode = 2;
-  if (const char* s = std::getenv("AUGUR_STEERING"); s != nullptr) mode = std::string(s) == "off" ? 0 : std::string(s) == "posted" ? 1 : 2;
-  host::Engine& e = eng.at(mode);
+  AUGUR_ASSIGN_OR_RETURN(host::Steering mode, setting_enum<host::Steering>("AUGUR_STEERING"));
+  host::Engine& e = eng.at(static_cast<std::size_t>(mode));  // engines in kModes order, as the enum
   std::vector<Config> configs;
   for (std::size_t b : kBytes) {
     for (std::size_t r : kRuns) configs.push_back({r, b});
@@ -137,7 +137,7 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, const Options& opt
   if (rank == 0) {
     const host::EngineCounters c = e.counters();
     std::printf("# strided message ping-pong, 2 ranks, steering %s, eager limit %u, %d iterations x %d rounds, medians\n",
-                perf::mode_name(perf::kModes[mode]), e.config().eager_limit, opt.iters, opt.rounds);
+                perf::mode_name(mode), e.config().eager_limit, opt.iters, opt.rounds);
     std::printf("%8s %10s %10s %12s %12s %10s\n", "runs", "bytes", "run_bytes", "pack_us", "sge_us", "pack/sge");
     for (std::size_t i = 0; i < configs.size(); ++i) {
       const double p = median(packed[i]), s = median(sge[i]);

@@ -23,6 +23,8 @@
 namespace augur::perf {
 
 inline constexpr host::Steering kModes[] = {host::Steering::kOff, host::Steering::kPosted, host::Steering::kPredicted};
+// Engines are made in this order: kModes[i] is the enumerator with value i (AUGUR_STEERING's order).
+static_assert(static_cast<int>(kModes[0]) == 0 && static_cast<int>(kModes[1]) == 1 && static_cast<int>(kModes[2]) == 2);
 inline const char* mode_name(host::Steering s) {
   return s == host::Steering::kOff ? "off" : s == host::Steering::kPosted ? "posted" : "predicted";
 }

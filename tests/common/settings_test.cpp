@@ -174,6 +174,19 @@ TEST(Settings, FormatListsEverySettingWithWhatItAllows) {
   EXPECT_NE(line.find("[2, 32767]"), std::string::npos) << line;
 }
 
+TEST(Settings, ASecretIsUsableButNeverPrinted) {
+  setenv("AUGUR_HOSTD_TOKEN", "tok-7f3a9", 1);
+  const std::string text = format_settings();
+  Result<std::string> v = setting_string("AUGUR_HOSTD_TOKEN");
+  unsetenv("AUGUR_HOSTD_TOKEN");
+  ASSERT_TRUE(v.ok());
+  EXPECT_EQ("tok-7f3a9", v.value());
+  EXPECT_EQ(text.find("tok-7f3a9"), std::string::npos) << text;
+  const std::size_t at = text.find("AUGUR_HOSTD_TOKEN ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NE(text.substr(at, text.find('\n', at) - at).find("(hidden)"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace augur
 
