@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "augur/nic/endpoint.h"
+#include "raw_pingpong.h"
 #include "stopwatch.h"
 #include "two_ranks.h"
 
@@ -27,7 +27,8 @@ namespace {
 using namespace augur;
 using perf::Stopwatch;
 constexpr int kTimeoutMs = 60'000;
-constexpr std::uint32_t kInline = 128;
+using perf::Raw;
+using perf::raw_round;
 
 struct Options {
   int iters = 200;
@@ -37,66 +38,6 @@ struct Options {
   bool stats = false;  // each rank's counters per mode on stderr at the end
   int warmup = 100;    // untimed iterations per variant and size first (osu_latency's skip)
 };
-
-struct Raw {
-  nic::Endpoint ep;
-  std::vector<std::byte> buf;
-  nic::MemoryRegion mr;
-  std::uint32_t sends_unreaped = 0;
-};
-
-Result<Raw> raw_setup(int fd, std::size_t max) {
-  AUGUR_ASSIGN_OR_RETURN(nic::EndpointOptions opt, nic::endpoint_options_from_settings());
-  opt.caps.max_inline_data = kInline;
-  AUGUR_ASSIGN_OR_RETURN(nic::Endpoint ep, nic::Endpoint::create(opt));
-  std::vector<std::byte> buf(2 * max);
-  AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion mr, ep.register_memory(buf.data(), buf.size(), nic::kLocalWrite));
-  AUGUR_ASSIGN_OR_RETURN(nic::QpAddress mine, ep.address());
-  AUGUR_ASSIGN_OR_RETURN(nic::QpAddress theirs, nic::exchange(fd, mine, kTimeoutMs));
-  AUGUR_RETURN_IF_ERROR(ep.connect(theirs));
-  return Raw{std::move(ep), std::move(buf), std::move(mr)};
-}
-
-// Polls until a receive completes; send completions met on the way are reaped (the peer's next
-// message may complete our receive before our own send's completion is polled).
-Status raw_await_recv(Raw& r) {
-  for (;;) {
-    AUGUR_ASSIGN_OR_RETURN(nic::Completion c, r.ep.wait_completion(kTimeoutMs));
-    AUGUR_RETURN_IF_ERROR(c.status());
-    if (c.opcode == nic::WcOpcode::kRecv) return Status::Ok();
-    if (c.opcode != nic::WcOpcode::kSend || r.sends_unreaped == 0) return Status(Code::kInternal, "stray completion");
-    --r.sends_unreaped;
-  }
-}
-
-Status raw_round(Raw& r, bool initiator, std::size_t n, int iters, const Stopwatch& clock, std::vector<double>& us) {
-  const nic::Sge rx{reinterpret_cast<std::uintptr_t>(r.buf.data()) + r.buf.size() / 2, static_cast<std::uint32_t>(n), r.mr.lkey()};
-  const nic::Sge tx{reinterpret_cast<std::uintptr_t>(r.buf.data()), static_cast<std::uint32_t>(n), r.mr.lkey()};
-  auto send = [&]() -> Status {
-    ++r.sends_unreaped;
-    return r.ep.qp().post_send({.wr_id = 2, .op = nic::SendOp::kSend, .sges = {&tx, 1}, .inline_data = n <= kInline});
-  };
-  AUGUR_RETURN_IF_ERROR(r.ep.qp().post_recv(1, {&rx, 1}));
-  for (int i = 0; i < iters; ++i) {
-    const std::uint64_t t0 = Stopwatch::now();
-    if (initiator) {
-      AUGUR_RETURN_IF_ERROR(send());
-      AUGUR_RETURN_IF_ERROR(raw_await_recv(r));
-      if (i + 1 < iters) AUGUR_RETURN_IF_ERROR(r.ep.qp().post_recv(1, {&rx, 1}));
-    } else {
-      AUGUR_RETURN_IF_ERROR(raw_await_recv(r));
-      if (i + 1 < iters) AUGUR_RETURN_IF_ERROR(r.ep.qp().post_recv(1, {&rx, 1}));
-      AUGUR_RETURN_IF_ERROR(send());
-    }
-    us.push_back(clock.us(Stopwatch::now() - t0) / 2);
-  }
-  while (r.sends_unreaped > 0) {  // leave the CQ empty for the next round
-    AUGUR_ASSIGN_OR_RETURN(nic::Completion c, r.ep.wait_completion(kTimeoutMs));
-    AUGUR_RETURN_IF_ERROR(c.status());
-    --r.sends_unreaped;
-  }
-  return Status::Ok();
-}
 
 Status engine_round(host::Engine& e, bool initiator, std::size_t n, int iters, std::vector<std::byte>& tx,
                     std::vector<std::byte>& rx, const Stopwatch& clock, std::vector<double>& us) {
@@ -132,7 +73,7 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
   const bool initiator = rank == 0;
   AUGUR_ASSIGN_OR_RETURN(perf::Engines eng, perf::connect_engines(ports, rank, opt.modes));
   const std::size_t max = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-  AUGUR_ASSIGN_OR_RETURN(Raw raw, raw_setup(fd, max));
+  AUGUR_ASSIGN_OR_RETURN(Raw raw, perf::raw_setup(max, [fd](const nic::QpAddress& mine) { return nic::exchange(fd, mine, kTimeoutMs); }));
   std::vector<std::byte> tx(max, std::byte{1}), rx(max);
   const std::size_t modes = opt.modes.size();
   const Stopwatch clock;
