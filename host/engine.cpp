@@ -145,7 +145,10 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   // auto: only with cores to spare. On a 2-core host even a single rank's application thread
   // shares the assist thread's core (the OS places an unbound thread anywhere), and every
   // hand-off then waits for the scheduler: measured 3x slower on the p2p suite.
-  const unsigned cores = std::thread::hardware_concurrency();
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  // More ranks than cores here: a waiting rank yields its core now and then (Engine::relax), so
+  // that the rank it waits for gets to run. Otherwise yielding only costs a system call per wait.
+  e->oversubscribed_ = static_cast<unsigned>(local_ranks) > cores;
   const bool assist = cfg.assist == EngineConfig::Assist::kOn ||
                       (cfg.assist == EngineConfig::Assist::kAuto && cores >= 4 &&
                        cores >= 2u * static_cast<unsigned>(std::max(1, local_ranks)));

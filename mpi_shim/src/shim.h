@@ -183,6 +183,7 @@ struct State {
   std::int64_t bsend_used = 0;
   double t0 = 0;
   std::int64_t last_alive_check_ns = 0;
+  std::uint32_t progress_calls = 0;  // progress_once reads the clock every 256 calls
   std::int64_t keepalive_ns = 1'000'000'000;
   bool check_collectives = false;  // AUGUR_CHECK_COLLECTIVES
   int coll_depth = 0;              // a collective implemented by another checks once

@@ -340,6 +340,8 @@ class Engine {
   std::vector<int> repost_peers_;
   std::chrono::steady_clock::time_point relax_idle_since_{};  // relax(): idle since (epoch: busy)
   std::uint32_t relax_calls_ = 0;
+  bool oversubscribed_ = false;  // more ranks on this host than cores: relax() yields now and then
+  std::uint32_t relax_idle_calls_ = 0;  // relax(): idle calls since the last busy one (clock read every few)
   std::array<nic::Completion, 16> wc_;
   // Assist thread state. dead_ mirrors Peer::dead for application threads.
   std::unique_ptr<std::atomic<bool>[]> dead_;
