@@ -46,13 +46,13 @@ class CreditBookTest : public ::testing::Test {
  protected:
   static constexpr std::uint32_t kSlots = 4;
   CreditCounters counters;
-  CreditBook book{kSlots, counters};
   FakeWriter w;
   std::uint32_t next_rkey = 100;
   nic::RegCache pins{[this](std::uintptr_t addr, std::size_t length) -> Result<nic::Registration> {
                        return nic::Registration{addr, length, 1, next_rkey++, nullptr};
                      },
                      nic::RegCacheLimits{}};
+  CreditBook book{kSlots, counters};  // after `pins`: its credits' handles go first (as in Engine)
   alignas(4096) std::array<std::byte, 4 * 4096> mem{};
   void* buf(int i) { return mem.data() + 4096 * i; }
 
