@@ -12,7 +12,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "augur/settings.h"
@@ -45,12 +47,211 @@ Status check_key_value(std::size_t key_len, std::size_t value_len) {
 }
 
 struct Conn {
-  int fd = -1;
+  UniqueFd fd;    // empty once closed (dropped at the end of the poll round)
   int rank = -1;  // -1 until HELLO
   Bytes in;
   bool fenced = false;
   bool bye = false;
   std::size_t keys = 0;
+};
+
+// The server thread's state between two polls: the connections, the puts of the round, the
+// deadlines, and after a failure the abort message every rank is told.
+class Exchange {
+ public:
+  Exchange(int size, std::chrono::milliseconds timeout, std::function<void(Status)> finish)
+      : size_(size), timeout_(timeout), finish_(std::move(finish)), connect_deadline_(Clock::now() + timeout) {}
+
+  [[nodiscard]] const std::vector<Conn>& conns() const { return conns_; }
+  [[nodiscard]] bool failed() const { return !abort_msg_.empty(); }
+  [[nodiscard]] bool all_said_bye() const { return said_bye_ == size_; }
+
+  // Deadlines run only while the job waits on the exchange: until every rank has connected, and
+  // from the first FENCE of a round until the round completes. Between fences a rank may compute
+  // for days; its liveness is its connection (EOF when the process dies, keepalive when the host
+  // does), never a timer. -1: no deadline.
+  [[nodiscard]] int wait_ms() const {
+    const auto d = deadline();
+    if (failed() || d == Clock::time_point::max()) return -1;
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(d - Clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
+  }
+  [[nodiscard]] bool past_deadline() const { return !failed() && Clock::now() >= deadline(); }
+
+  // After a failure the server stays up until destroyed: every rank, also one that connects
+  // late, is told why the job aborted instead of waiting for its own timeout.
+  void fail(const Status& why, int dead_rank = -1) {
+    // header.rank carries the rank that died, or 0xffffffff when no single rank did.
+    abort_msg_ = frame(wire::MsgType::kAbort, dead_rank < 0 ? 0xffffffffu : static_cast<std::uint32_t>(dead_rank),
+                       Bytes(why.message().begin(), why.message().end()));
+    for (Conn& c : conns_) {
+      if (c.fd.valid() && !c.bye) (void)write_all(c.fd.get(), abort_msg_);
+    }
+    finish_(why);
+  }
+
+  // The deadline passed: names the ranks the job waits for.
+  void time_out() {
+    const bool connecting = joined_ < size_;
+    const std::string who =
+        connecting ? missing([](const Conn&) { return true; }) : missing([](const Conn& c) { return c.fenced; });
+    fail(Status(Code::kTimeout, "bootstrap: ranks " + who + (connecting ? " did not connect" : " did not reach the fence") +
+                                    " within " + std::to_string(timeout_.count()) + " ms"));
+  }
+
+  void accept(int listen_fd) {
+    UniqueFd fd(::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC));
+    if (!fd.valid()) return;
+    int one = 1;
+    ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    tcp::enable_keepalive(fd.get());
+    if (failed()) (void)write_all(fd.get(), abort_msg_);
+    Conn c;
+    c.fd = std::move(fd);
+    conns_.push_back(std::move(c));
+  }
+
+  // After a failure: input is discarded, connections close as their ranks go away.
+  void discard(std::span<const pollfd> polled) {
+    for (std::size_t i = 0; i < polled.size(); ++i) {
+      Conn& c = conns_[i];
+      if (!(polled[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      c.in.clear();
+      Result<std::size_t> n = read_some(c.fd.get(), c.in);
+      if (!n.ok() || n.value() == 0) c.fd.reset();
+    }
+    drop_closed();
+  }
+
+  // Reads what the polled connections sent and acts on every whole frame. False: the job failed
+  // (the rest of the round's input is left unread).
+  bool read(std::span<const pollfd> polled) {
+    bool ok = true;
+    for (std::size_t i = 0; i < polled.size() && ok; ++i) {
+      if (polled[i].revents & (POLLIN | POLLHUP | POLLERR)) ok = read_conn(conns_[i]);
+    }
+    drop_closed();
+    if (ok) joined_ = std::max(joined_, count([](const Conn& c) { return c.rank >= 0; }));
+    return ok;
+  }
+
+  // Every rank present has fenced: FenceDone carries the round's puts to all.
+  void complete_fence_if_ready() {
+    if (count([](const Conn& c) { return c.rank >= 0; }) != size_ || count([](const Conn& c) { return c.fenced; }) != size_) {
+      return;
+    }
+    Bytes payload;
+    for (const Entry& e : pending_) append_entry(payload, e);
+    pending_.clear();
+    const Bytes msg = frame(wire::MsgType::kFenceDone, 0, payload);
+    for (Conn& c : conns_) {
+      c.fenced = false;
+      (void)write_all(c.fd.get(), msg);
+    }
+    fence_deadline_ = Clock::time_point::max();  // until the next round's first FENCE
+  }
+
+ private:
+  [[nodiscard]] Clock::time_point deadline() const {
+    return std::min(joined_ < size_ ? connect_deadline_ : Clock::time_point::max(), fence_deadline_);
+  }
+  template <class Pred>
+  [[nodiscard]] int count(Pred pred) const {
+    return static_cast<int>(std::count_if(conns_.begin(), conns_.end(), pred));
+  }
+  template <class Pred>
+  [[nodiscard]] std::string missing(Pred pred) const {
+    std::vector<bool> seen(static_cast<std::size_t>(size_), false);
+    for (const Conn& c : conns_) {
+      if (c.rank >= 0 && pred(c)) seen[static_cast<std::size_t>(c.rank)] = true;
+    }
+    std::string list;
+    for (int r = 0; r < size_; ++r) {
+      if (!seen[static_cast<std::size_t>(r)]) list += (list.empty() ? "" : ",") + std::to_string(r);
+    }
+    return list;
+  }
+  void drop_closed() {
+    conns_.erase(std::remove_if(conns_.begin(), conns_.end(), [](const Conn& c) { return !c.fd.valid(); }), conns_.end());
+  }
+
+  // False: the job failed.
+  bool read_conn(Conn& c) {
+    Result<std::size_t> n = read_some(c.fd.get(), c.in);
+    if (!n.ok() || n.value() == 0) {
+      c.fd.reset();
+      if (c.rank >= 0 && !c.bye) {
+        fail(Status(Code::kPeerFailure, "rank " + std::to_string(c.rank) + " disconnected from the bootstrap"), c.rank);
+        return false;
+      }
+      return true;
+    }
+    Frame f;
+    for (;;) {
+      Result<bool> got = take_frame(c.in, f);
+      if (got.ok() && !got.value()) return true;  // no whole frame left
+      const Status bad = got.ok() ? handle(c, f) : got.status();
+      if (bad.ok()) continue;
+      if (c.rank < 0 && !(got.ok() && f.type == wire::MsgType::kHello)) {
+        c.fd.reset();  // never claimed a rank (a port scanner, a stale client): drop it only
+        return true;
+      }
+      const int who = c.rank >= 0 ? c.rank : static_cast<int>(f.rank);
+      fail(bad.context("rank " + std::to_string(who) + " sent a malformed bootstrap message"));
+      return false;
+    }
+  }
+
+  // One whole frame from `c`; an error is a protocol violation.
+  Status handle(Conn& c, const Frame& f) {
+    if (c.rank < 0 && f.type != wire::MsgType::kHello) return Status(Code::kProtocol, "first message is not HELLO");
+    switch (f.type) {
+      case wire::MsgType::kHello: {
+        const bool dup = std::any_of(conns_.begin(), conns_.end(), [&](const Conn& o) { return o.rank == static_cast<int>(f.rank); });
+        if (c.rank >= 0 || f.payload.size() != 4 || f.rank >= static_cast<std::uint32_t>(size_) || dup ||
+            wire::get_u32(f.payload.data()) != static_cast<std::uint32_t>(size_)) {
+          return Status(Code::kProtocol, "bad HELLO (rank " + std::to_string(f.rank) + " of a job of " +
+                                             std::to_string(size_) + (dup ? ", rank already connected)" : ")"));
+        }
+        c.rank = static_cast<int>(f.rank);
+        return Status::Ok();
+      }
+      case wire::MsgType::kPut: {
+        const std::size_t kl = f.payload.size() >= 2 ? wire::get_u16(f.payload.data()) : 0;
+        if (f.payload.size() < 2 || kl > f.payload.size() - 2) return Status(Code::kProtocol, "malformed PUT");
+        AUGUR_RETURN_IF_ERROR(check_key_value(kl, f.payload.size() - 2 - kl));
+        if (++c.keys > kMaxKeysPerRank) return Status(Code::kResourceExhausted, "more than 4096 keys");
+        const auto* p = reinterpret_cast<const char*>(f.payload.data()) + 2;
+        pending_.push_back({static_cast<std::uint32_t>(c.rank), std::string(p, kl), std::string(p + kl, f.payload.size() - 2 - kl)});
+        return Status::Ok();
+      }
+      case wire::MsgType::kFence: {
+        const bool second = c.fenced;
+        if (count([](const Conn& o) { return o.fenced; }) == 0) {
+          fence_deadline_ = Clock::now() + timeout_;  // the first rank to fence starts the clock
+        }
+        c.fenced = true;
+        return second ? Status(Code::kProtocol, "second FENCE before the first completed") : Status::Ok();
+      }
+      case wire::MsgType::kBye:
+        c.bye = true;
+        ++said_bye_;
+        return Status::Ok();
+      default:
+        return Status(Code::kProtocol, "unexpected message type");
+    }
+  }
+
+  int size_;
+  std::chrono::milliseconds timeout_;
+  std::function<void(Status)> finish_;
+  std::vector<Conn> conns_;
+  std::vector<Entry> pending_;  // puts since the last fence, delivered with the next FenceDone
+  int said_bye_ = 0;
+  int joined_ = 0;  // most ranks connected at once: once all were, the connect deadline is off
+  Clock::time_point connect_deadline_;
+  Clock::time_point fence_deadline_ = Clock::time_point::max();  // armed by the first FENCE of a round
+  Bytes abort_msg_;
 };
 
 }  // namespace
@@ -94,186 +295,35 @@ void BootstrapServer::finish(Status result) {
 }
 
 void BootstrapServer::run() {
-  std::vector<Conn> conns;
-  std::vector<Entry> pending;  // puts since the last fence, delivered with the next FenceDone
-  int said_bye = 0;
-  // Deadlines run only while the job waits on the exchange: until every rank has connected, and
-  // from the first FENCE of a round until the round completes. Between fences a rank may compute
-  // for days; its liveness is its connection (EOF when the process dies, keepalive when the host
-  // does), never a timer.
-  const auto connect_deadline = Clock::now() + timeout_;
-  auto fence_deadline = Clock::time_point::max();  // armed by the first FENCE of a round
-  int joined = 0;
-
-  // After a failure the server stays up until destroyed: every rank, also one that connects late,
-  // is told why the job aborted instead of waiting for its own timeout.
-  Bytes abort_msg;
-  auto fail = [&](const Status& why, int dead_rank = -1) {
-    // header.rank carries the rank that died, or 0xffffffff when no single rank did.
-    abort_msg = frame(wire::MsgType::kAbort, dead_rank < 0 ? 0xffffffffu : static_cast<std::uint32_t>(dead_rank),
-                      Bytes(why.message().begin(), why.message().end()));
-    for (Conn& c : conns) {
-      if (c.fd >= 0 && !c.bye) (void)write_all(c.fd, abort_msg);
-    }
-    finish(why);
-  };
-  auto missing = [&](auto pred) {
-    std::vector<bool> seen(static_cast<std::size_t>(size_), false);
-    for (const Conn& c : conns) {
-      if (c.rank >= 0 && pred(c)) seen[static_cast<std::size_t>(c.rank)] = true;
-    }
-    std::string list;
-    for (int r = 0; r < size_; ++r) {
-      if (!seen[static_cast<std::size_t>(r)]) list += (list.empty() ? "" : ",") + std::to_string(r);
-    }
-    return list;
-  };
-
+  Exchange ex(size_, timeout_, [this](Status st) { finish(std::move(st)); });
   for (;;) {
     std::vector<pollfd> pfds{{wake_rd_.get(), POLLIN, 0}, {listen_fd_.get(), POLLIN, 0}};
-    for (const Conn& c : conns) pfds.push_back({c.fd, POLLIN, 0});
-    const bool failed_before = !abort_msg.empty();
-    const auto deadline = std::min(joined < size_ ? connect_deadline : Clock::time_point::max(), fence_deadline);
-    int wait_ms = -1;
-    if (!failed_before && deadline != Clock::time_point::max()) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-      wait_ms = static_cast<int>(std::clamp<long long>(left, 0, 1 << 30));
-    }
-    const int rc = ::poll(pfds.data(), pfds.size(), wait_ms);
+    for (const Conn& c : ex.conns()) pfds.push_back({c.fd.get(), POLLIN, 0});
+    const bool failed_before = ex.failed();
+    const int rc = ::poll(pfds.data(), pfds.size(), ex.wait_ms());
     if (rc < 0 && errno == EINTR) continue;
     if (pfds[0].revents) {
-      if (!failed_before) fail(Status(Code::kUnavailable, "bootstrap server shut down"));
+      if (!failed_before) ex.fail(Status(Code::kUnavailable, "bootstrap server shut down"));
       break;
     }
-    if (rc == 0 && !failed_before && Clock::now() >= deadline) {
-      const bool connecting = joined < size_;
-      const std::string who =
-          connecting ? missing([](const Conn&) { return true; }) : missing([](const Conn& c) { return c.fenced; });
-      fail(Status(Code::kTimeout, "bootstrap: ranks " + who + (connecting ? " did not connect" : " did not reach the fence") +
-                                      " within " + std::to_string(timeout_.count()) + " ms"));
+    if (rc == 0 && ex.past_deadline()) {
+      ex.time_out();
       continue;
     }
-    const std::size_t polled = pfds.size() - 2;  // connections accepted below were not polled
-    if (pfds[1].revents & POLLIN) {
-      int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_CLOEXEC);
-      if (fd >= 0) {
-        int one = 1;
-        ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-        tcp::enable_keepalive(fd);
-        Conn c;
-        c.fd = fd;
-        if (failed_before) (void)write_all(fd, abort_msg);
-        conns.push_back(std::move(c));
-      }
-    }
-    if (failed_before) {  // discard input; close connections as their ranks go away
-      for (std::size_t i = 0; i < polled; ++i) {
-        Conn& c = conns[i];
-        if (!(pfds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-        c.in.clear();
-        Result<std::size_t> n = read_some(c.fd, c.in);
-        if (!n.ok() || n.value() == 0) {
-          ::close(c.fd);
-          c.fd = -1;
-        }
-      }
-      conns.erase(std::remove_if(conns.begin(), conns.end(), [](const Conn& c) { return c.fd < 0; }), conns.end());
+    // Connections accepted below were not polled.
+    const std::span<const pollfd> polled(pfds.data() + 2, pfds.size() - 2);
+    if (pfds[1].revents & POLLIN) ex.accept(listen_fd_.get());
+    if (failed_before) {
+      ex.discard(polled);
       continue;
     }
-    bool failed = false;
-    for (std::size_t i = 0; i < polled && !failed; ++i) {
-      Conn& c = conns[i];
-      if (!(pfds[i + 2].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      Result<std::size_t> n = read_some(c.fd, c.in);
-      if (!n.ok() || n.value() == 0) {
-        if (c.rank >= 0 && !c.bye) {
-          fail(Status(Code::kPeerFailure, "rank " + std::to_string(c.rank) + " disconnected from the bootstrap"), c.rank);
-          failed = true;
-        }
-        ::close(c.fd);
-        c.fd = -1;
-        continue;
-      }
-      Frame f;
-      for (;;) {
-        Result<bool> got = take_frame(c.in, f);
-        Status bad;
-        if (!got.ok()) {
-          bad = got.status();
-        } else if (!got.value()) {
-          break;
-        } else if (c.rank < 0 && f.type != wire::MsgType::kHello) {
-          bad = Status(Code::kProtocol, "first message is not HELLO");
-        } else if (f.type == wire::MsgType::kHello) {
-          const bool dup = std::any_of(conns.begin(), conns.end(), [&](const Conn& o) { return o.rank == static_cast<int>(f.rank); });
-          if (c.rank >= 0 || f.payload.size() != 4 || f.rank >= static_cast<std::uint32_t>(size_) || dup ||
-              wire::get_u32(f.payload.data()) != static_cast<std::uint32_t>(size_)) {
-            bad = Status(Code::kProtocol, "bad HELLO (rank " + std::to_string(f.rank) + " of a job of " +
-                                              std::to_string(size_) + (dup ? ", rank already connected)" : ")"));
-          } else {
-            c.rank = static_cast<int>(f.rank);
-          }
-        } else if (f.type == wire::MsgType::kPut) {
-          const std::size_t kl = f.payload.size() >= 2 ? wire::get_u16(f.payload.data()) : 0;
-          if (f.payload.size() < 2 || kl > f.payload.size() - 2) {
-            bad = Status(Code::kProtocol, "malformed PUT");
-          } else if (Status s = check_key_value(kl, f.payload.size() - 2 - kl); !s.ok()) {
-            bad = s;
-          } else if (++c.keys > kMaxKeysPerRank) {
-            bad = Status(Code::kResourceExhausted, "more than 4096 keys");
-          } else {
-            const auto* p = reinterpret_cast<const char*>(f.payload.data()) + 2;
-            pending.push_back({static_cast<std::uint32_t>(c.rank), std::string(p, kl),
-                               std::string(p + kl, f.payload.size() - 2 - kl)});
-          }
-        } else if (f.type == wire::MsgType::kFence) {
-          if (c.fenced) bad = Status(Code::kProtocol, "second FENCE before the first completed");
-          if (!std::any_of(conns.begin(), conns.end(), [](const Conn& o) { return o.fenced; })) {
-            fence_deadline = Clock::now() + timeout_;  // the first rank to fence starts the clock
-          }
-          c.fenced = true;
-        } else if (f.type == wire::MsgType::kBye) {
-          c.bye = true;
-          ++said_bye;
-        } else {
-          bad = Status(Code::kProtocol, "unexpected message type");
-        }
-        if (!bad.ok()) {
-          const bool stray = c.rank < 0 && !(got.ok() && f.type == wire::MsgType::kHello);
-          if (stray) {  // never claimed a rank (a port scanner, a stale client): drop it only
-            ::close(c.fd);
-            c.fd = -1;
-            break;
-          }
-          const int who = c.rank >= 0 ? c.rank : static_cast<int>(f.rank);
-          fail(bad.context("rank " + std::to_string(who) + " sent a malformed bootstrap message"));
-          failed = true;
-          break;
-        }
-      }
-    }
-    conns.erase(std::remove_if(conns.begin(), conns.end(), [](const Conn& c) { return c.fd < 0; }), conns.end());
-    if (failed) continue;
-    if (said_bye == size_) {
+    if (!ex.read(polled)) continue;
+    if (ex.all_said_bye()) {
       finish(Status::Ok());
       break;
     }
-    joined = std::max(joined, static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.rank >= 0; })));
-    const int fenced = static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.fenced; }));
-    const int present = static_cast<int>(std::count_if(conns.begin(), conns.end(), [](const Conn& c) { return c.rank >= 0; }));
-    if (present == size_ && fenced == size_) {
-      Bytes payload;
-      for (const Entry& e : pending) append_entry(payload, e);
-      pending.clear();
-      const Bytes msg = frame(wire::MsgType::kFenceDone, 0, payload);
-      for (Conn& c : conns) {
-        c.fenced = false;
-        (void)write_all(c.fd, msg);
-      }
-      fence_deadline = Clock::time_point::max();  // until the next round's first FENCE
-    }
+    ex.complete_fence_if_ready();
   }
-  for (Conn& c : conns) ::close(c.fd);
 }
 
 Result<std::unique_ptr<TcpBootstrap>> TcpBootstrap::connect(const std::string& host, std::uint16_t port, int rank, int size,
