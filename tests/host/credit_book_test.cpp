@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "augur/host/channel.h"
+
 namespace augur::host {
 namespace {
 
@@ -230,12 +232,12 @@ TEST_F(CreditBookTest, ResetFreesEverySlotAndNewEntriesTakeNewGenerations) {
 
 // The peer's side of the table, as Channel::armed_credit reads it.
 struct FakeTable {
-  std::array<std::optional<CreditBook::Written>, 4> slots;
+  std::array<std::optional<Channel::Credit>, 4> slots;
   [[nodiscard]] std::uint32_t credit_slots() const { return 4; }
   [[nodiscard]] std::uint64_t arm_word(std::uint32_t k) const { return slots[k] ? slots[k]->arm_word : 0; }
-  [[nodiscard]] std::optional<CreditBook::Written> armed_credit(std::uint32_t k) const { return slots[k]; }
+  [[nodiscard]] std::optional<Channel::Credit> armed_credit(std::uint32_t k) const { return slots[k]; }
   void put(std::uint32_t k, std::uint32_t context, std::int32_t tag, std::uint32_t cap, std::uint32_t gen, std::uint32_t from) {
-    CreditBook::Written c;
+    Channel::Credit c;
     c.entry.addr = 0x1000 * (k + 1);
     c.entry.rkey = 50 + k;
     c.entry.capacity = cap;

@@ -74,12 +74,6 @@ class CreditBook {
     bool at_peer = false;
     std::uint64_t stamp = 0;  // when last armed or staged: the least recently used is replaced
   };
-  // A credit the peer wrote into our table, as read (Channel::armed_credit).
-  struct Written {
-    proto::CreditEntry entry;
-    proto::CreditArm arm;
-    std::uint64_t arm_word = 0;  // the same word means the same issue of the credit
-  };
   // A direct write's receive, settled.
   struct Direct {
     RequestPtr req;
@@ -123,7 +117,7 @@ class CreditBook {
   Status on_revoked(std::uint32_t slot, std::uint32_t generation);
   // A credit in the peer's table `t` that a message of `length` bytes with this envelope may be
   // written through now: slot and entry. `t` gives credit_slots(), arm_word(k) and
-  // armed_credit(k) (an optional with entry, arm and arm_word).
+  // armed_credit(k), as Channel does (std::optional<Channel::Credit>).
   template <class Table>
   std::optional<std::pair<std::uint32_t, proto::CreditEntry>> usable(const Table& t, std::uint32_t context,
                                                                      std::int32_t tag, std::size_t length);
