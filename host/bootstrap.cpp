@@ -167,7 +167,10 @@ class Exchange {
     }
     std::string list;
     for (int r = 0; r < size_; ++r) {
-      if (!seen[static_cast<std::size_t>(r)]) list += (list.empty() ? "" : ",") + std::to_string(r);
+      if (seen[static_cast<std::size_t>(r)]) continue;
+      // Appends, not operator+: GCC 12 reports a false -Wstringop-overflow on the latter under LTO.
+      if (!list.empty()) list.append(",");
+      list.append(std::to_string(r));
     }
     return list;
   }
