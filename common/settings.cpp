@@ -29,7 +29,7 @@ constexpr Setting flag(std::string_view name, std::string_view def, std::string_
 }
 
 constexpr std::array kSettings{
-    text("AUGUR_DEVICE", "", "verbs device to use (e.g. rxe0, mlx5_0); empty: the first one listed"),
+    text("AUGUR_DEVICE", "", "verbs device to use (e.g. rxe0, mlx5_0); empty: the first one listed; loopback: the in-process software device for tests (ranks as threads of one process)"),
     integer("AUGUR_PORT", "1", 1, 255, "port number on the device"),
     integer("AUGUR_GID_INDEX", "-1", -1, 255, "GID index for RoCE; -1: the RoCE v2 IPv4-mapped entry, else the first RoCE v2 one"),
     integer("AUGUR_QP_TIMEOUT", "16", 0, 31, "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31); with the retries, how long a link may drop packets before its peers are failed (16 and 7: 2.1 s)"),

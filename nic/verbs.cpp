@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "augur/nic/wire.h"
+#include "loopback.h"
 
 namespace augur::nic {
 
@@ -20,6 +21,10 @@ void ChannelDeleter::operator()(ibv_comp_channel* p) const noexcept { ibv_destro
 void CqDeleter::operator()(ibv_cq* p) const noexcept { ibv_destroy_cq(p); }
 void QpDeleter::operator()(ibv_qp* p) const noexcept { ibv_destroy_qp(p); }
 void MrDeleter::operator()(ibv_mr* p) const noexcept { ibv_dereg_mr(p); }
+void LoopMrDeleter::operator()(loop::Mr* p) const noexcept { loop::deregister(p); }
+void LoopChannelDeleter::operator()(loop::Channel* p) const noexcept { loop::destroy(p); }
+void LoopCqDeleter::operator()(loop::Cq* p) const noexcept { loop::destroy(p); }
+void LoopQpDeleter::operator()(loop::Qp* p) const noexcept { loop::destroy(p); }
 }  // namespace detail
 
 namespace {
@@ -110,6 +115,7 @@ Result<std::vector<std::string>> list_devices() {
 }
 
 Result<Context> Context::open(std::string_view name) {
+  if (name == loop::kDeviceName) return Context(nullptr, std::string(name));
   DeviceList devs;
   if (devs.list == nullptr) return device_list_error(errno);
   if (devs.n == 0) return Status(Code::kNotFound, std::string("no RDMA device on this host ") + kNoDeviceHint);
@@ -126,6 +132,7 @@ Result<Context> Context::open(std::string_view name) {
 }
 
 Result<PortAttr> Context::query_port(std::uint8_t port) const {
+  if (loopback()) return loop::port_attr(port);
   ibv_port_attr attr{};
   if (int rc = ibv_query_port(ctx_.get(), port, &attr); rc != 0) return verbs_error(rc, "ibv_query_port");
   PortAttr out;
@@ -139,6 +146,7 @@ Result<PortAttr> Context::query_port(std::uint8_t port) const {
 }
 
 Result<DeviceLimits> Context::limits() const {
+  if (loopback()) return loop::limits();
   ibv_device_attr attr{};
   if (int rc = ibv_query_device(ctx_.get(), &attr); rc != 0) return verbs_error(rc, "ibv_query_device");
   DeviceLimits l;
@@ -151,6 +159,7 @@ Result<DeviceLimits> Context::limits() const {
 }
 
 Result<Gid> Context::query_gid(std::uint8_t port, int index) const {
+  if (loopback()) return index == 0 && port == 1 ? Result<Gid>(loop::gid()) : errno_status(EINVAL, "loopback: no such GID");
   ibv_gid gid{};
   if (int rc = ibv_query_gid(ctx_.get(), port, index, &gid); rc != 0) return verbs_error(rc, "ibv_query_gid");
   Gid out;
@@ -160,7 +169,7 @@ Result<Gid> Context::query_gid(std::uint8_t port, int index) const {
 
 Result<int> Context::select_gid_index(std::uint8_t port) const {
   AUGUR_ASSIGN_OR_RETURN(PortAttr pa, query_port(port));
-  if (pa.link_layer == LinkLayer::kInfiniBand) return 0;
+  if (pa.link_layer == LinkLayer::kInfiniBand || loopback()) return 0;
   ibv_port_attr attr{};
   if (int rc = ibv_query_port(ctx_.get(), port, &attr); rc != 0) return verbs_error(rc, "ibv_query_port");
   int first_v2 = -1;
@@ -178,6 +187,7 @@ Result<int> Context::select_gid_index(std::uint8_t port) const {
 }
 
 Result<ProtectionDomain> ProtectionDomain::create(const Context& ctx) {
+  if (ctx.loopback()) return ProtectionDomain(nullptr);
   ibv_pd* pd = ibv_alloc_pd(ctx.get());
   if (pd == nullptr) return errno_status(errno, "ibv_alloc_pd");
   return ProtectionDomain(pd);
@@ -185,6 +195,10 @@ Result<ProtectionDomain> ProtectionDomain::create(const Context& ctx) {
 
 Result<MemoryRegion> MemoryRegion::register_memory(const ProtectionDomain& pd, void* addr, std::size_t length,
                                                    std::uint32_t access) {
+  if (pd.loopback()) {
+    AUGUR_ASSIGN_OR_RETURN(loop::Mr * mr, loop::register_memory(addr, length, access));
+    return MemoryRegion(mr);
+  }
   unsigned flags = 0;
   if (access & kLocalWrite) flags |= IBV_ACCESS_LOCAL_WRITE;
   if (access & kRemoteWrite) flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
@@ -195,20 +209,28 @@ Result<MemoryRegion> MemoryRegion::register_memory(const ProtectionDomain& pd, v
   return MemoryRegion(mr);
 }
 
-void* MemoryRegion::addr() const noexcept { return mr_->addr; }
-std::size_t MemoryRegion::length() const noexcept { return mr_->length; }
-std::uint32_t MemoryRegion::lkey() const noexcept { return mr_->lkey; }
-std::uint32_t MemoryRegion::rkey() const noexcept { return mr_->rkey; }
+void* MemoryRegion::addr() const noexcept { return loop_ ? loop::mr_addr(*loop_) : mr_->addr; }
+std::size_t MemoryRegion::length() const noexcept { return loop_ ? loop::mr_length(*loop_) : mr_->length; }
+std::uint32_t MemoryRegion::lkey() const noexcept { return loop_ ? loop::mr_key(*loop_) : mr_->lkey; }
+std::uint32_t MemoryRegion::rkey() const noexcept { return loop_ ? loop::mr_key(*loop_) : mr_->rkey; }
 
 Result<CompletionChannel> CompletionChannel::create(const Context& ctx) {
+  if (ctx.loopback()) {
+    AUGUR_ASSIGN_OR_RETURN(loop::Channel * ch, loop::create_channel());
+    return CompletionChannel(ch);
+  }
   ibv_comp_channel* ch = ibv_create_comp_channel(ctx.get());
   if (ch == nullptr) return errno_status(errno, "ibv_create_comp_channel");
   return CompletionChannel(ch);
 }
 
-int CompletionChannel::fd() const noexcept { return ch_->fd; }
+int CompletionChannel::fd() const noexcept { return loop_ ? loop::channel_fd(*loop_) : ch_->fd; }
 
 Result<CompletionQueue> CompletionQueue::create(const Context& ctx, int min_entries, CompletionChannel* channel) {
+  if (ctx.loopback()) {
+    AUGUR_ASSIGN_OR_RETURN(loop::Cq * cq, loop::create_cq(min_entries, channel ? channel->loop_.get() : nullptr));
+    return CompletionQueue(cq);
+  }
   ibv_cq* cq = ibv_create_cq(ctx.get(), min_entries, nullptr, channel ? channel->get() : nullptr, 0);
   if (cq == nullptr) return errno_status(errno, "ibv_create_cq");
   return CompletionQueue(cq);
@@ -228,6 +250,7 @@ WcOpcode to_opcode(ibv_wc_opcode op) {
 }  // namespace
 
 Result<std::size_t> CompletionQueue::poll(std::span<Completion> out) {
+  if (loop_) return loop::poll(*loop_, out);
   constexpr int kBatch = 16;
   ibv_wc wc[kBatch];
   std::size_t done = 0;
@@ -253,6 +276,7 @@ Result<std::size_t> CompletionQueue::poll(std::span<Completion> out) {
 }
 
 Status CompletionQueue::request_notify() {
+  if (loop_) return loop::request_notify(*loop_);
   if (int rc = ibv_req_notify_cq(cq_.get(), 0); rc != 0) return verbs_error(rc, "ibv_req_notify_cq");
   return Status::Ok();
 }
@@ -266,6 +290,7 @@ Status CompletionQueue::wait_event(CompletionChannel& channel, int timeout_ms) {
 }
 
 Status CompletionQueue::consume_event(CompletionChannel& channel) {
+  if (loop_) return channel.loop_ ? loop::consume_event(*channel.loop_) : Status(Code::kInvalidArgument, "not a loopback channel");
   ibv_cq* ev_cq = nullptr;
   void* ev_ctx = nullptr;
   if (ibv_get_cq_event(channel.get(), &ev_cq, &ev_ctx) != 0) return errno_status(errno, "ibv_get_cq_event");
@@ -276,6 +301,11 @@ Status CompletionQueue::consume_event(CompletionChannel& channel) {
 
 Result<QueuePair> QueuePair::create_rc(const ProtectionDomain& pd, const CompletionQueue& send_cq,
                                        const CompletionQueue& recv_cq, const QpCaps& caps) {
+  if (pd.loopback()) {
+    if (!send_cq.loop_ || !recv_cq.loop_) return Status(Code::kInvalidArgument, "loopback QP on another device's CQ");
+    AUGUR_ASSIGN_OR_RETURN(loop::Qp * qp, loop::create_qp(*send_cq.loop_, *recv_cq.loop_, caps));
+    return QueuePair(qp);
+  }
   ibv_qp_init_attr attr{};
   attr.send_cq = send_cq.get();
   attr.recv_cq = recv_cq.get();
@@ -290,7 +320,7 @@ Result<QueuePair> QueuePair::create_rc(const ProtectionDomain& pd, const Complet
   return QueuePair(qp);
 }
 
-std::uint32_t QueuePair::qp_num() const noexcept { return qp_->qp_num; }
+std::uint32_t QueuePair::qp_num() const noexcept { return loop_ ? loop::qp_num(*loop_) : qp_->qp_num; }
 
 Result<QpAddress> QueuePair::local_address(const Context& ctx, const ConnectOptions& opt, std::uint32_t psn) const {
   AUGUR_ASSIGN_OR_RETURN(PortAttr pa, ctx.query_port(opt.port));
@@ -315,6 +345,7 @@ Result<QpAddress> QueuePair::local_address(const Context& ctx, const ConnectOpti
 }
 
 Status QueuePair::to_error() {
+  if (loop_) return loop::to_error(*loop_);
   ibv_qp_attr attr{};
   attr.qp_state = IBV_QPS_ERR;
   if (int rc = ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE); rc != 0) return verbs_error(rc, "ibv_modify_qp(ERR)");
@@ -323,6 +354,7 @@ Status QueuePair::to_error() {
 
 Status QueuePair::connect(const Context& ctx, const ConnectOptions& opt, const QpAddress& local,
                           const QpAddress& remote) {
+  if (loop_) return loop::connect(*loop_, remote);
   AUGUR_ASSIGN_OR_RETURN(DeviceLimits lim, ctx.limits());
   int gid_index = opt.gid_index;
   if (gid_index < 0) {
@@ -391,6 +423,7 @@ Status fill_sges(std::span<const Sge> in, ibv_sge* out) {
 }  // namespace
 
 Status QueuePair::post_send(const SendRequest& wr) {
+  if (loop_) return loop::post_send(*loop_, wr);
   ibv_sge sge[kMaxSge];
   AUGUR_RETURN_IF_ERROR(fill_sges(wr.sges, sge));
   ibv_send_wr w{};
@@ -417,6 +450,7 @@ Status QueuePair::post_send(const SendRequest& wr) {
 }
 
 Status QueuePair::post_recv(std::uint64_t wr_id, std::span<const Sge> sges) {
+  if (loop_) return loop::post_recv(*loop_, wr_id, sges);
   ibv_sge sge[kMaxSge];
   AUGUR_RETURN_IF_ERROR(fill_sges(sges, sge));
   ibv_recv_wr w{};

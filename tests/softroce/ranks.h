@@ -1,4 +1,4 @@
-// Runs a job of N ranks as processes connected through a BootstrapServer: each rank runs
+// Runs a job of N ranks as processes (threads on the loopback device) connected through a BootstrapServer: each rank runs
 // `body(port, rank)`, connecting to bootstrap_host():port, and exits 0 on OK; the test fails for
 // any rank that does not. Ranks are fresh processes (fork + exec of this test binary, filtered to
 // the running test), as augurrun starts them: no thread of the parent's is half-inherited (which
@@ -17,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -62,7 +63,30 @@ inline std::string this_test_filter() {
   return std::string("--gtest_filter=") + t->test_suite_name() + "." + t->name();
 }
 
+// AUGUR_DEVICE=loopback: the loopback device connects only threads of one process, so the
+// ranks are threads (the native stage runs these tests so, without an RDMA device).
+inline bool ranks_are_threads() {
+  const char* d = std::getenv("AUGUR_DEVICE");
+  return d != nullptr && std::string(d) == "loopback";
+}
+
+inline void run_rank_threads(int n, const std::function<Status(std::uint16_t port, int rank)>& body) {
+  auto server = BootstrapServer::start(n, "127.0.0.1", 0, std::chrono::seconds(120));
+  ASSERT_TRUE(server.ok()) << server.status().to_string();
+  std::vector<Status> results(static_cast<std::size_t>(n));
+  std::vector<std::thread> ranks;
+  for (int r = 0; r < n; ++r) {
+    ranks.emplace_back([&, r] { results[static_cast<std::size_t>(r)] = body(server.value()->port(), r); });
+  }
+  for (std::thread& t : ranks) t.join();
+  for (int r = 0; r < n; ++r) {
+    EXPECT_TRUE(results[static_cast<std::size_t>(r)].ok()) << "rank " << r << ": " << results[static_cast<std::size_t>(r)].to_string();
+  }
+  EXPECT_TRUE(server.value()->wait().ok());
+}
+
 inline void run_ranks(int n, const std::function<Status(std::uint16_t port, int rank)>& body) {
+  if (ranks_are_threads()) return run_rank_threads(n, body);
   const char* me = std::getenv("AUGUR_TEST_RANK");
   const char* port = std::getenv("AUGUR_TEST_PORT");
   if (std::getenv("AUGUR_TEST_VIA_LAUNCHER") != nullptr) {  // started by augurrun

@@ -26,7 +26,19 @@ struct ibv_mr;
 
 namespace augur::nic {
 
+// The loopback device (AUGUR_DEVICE=loopback, nic/loopback.h): the same objects in software.
+namespace loop {
+struct Mr;
+struct Channel;
+struct Cq;
+struct Qp;
+}  // namespace loop
+
 namespace detail {
+struct LoopMrDeleter { void operator()(loop::Mr* p) const noexcept; };
+struct LoopChannelDeleter { void operator()(loop::Channel* p) const noexcept; };
+struct LoopCqDeleter { void operator()(loop::Cq* p) const noexcept; };
+struct LoopQpDeleter { void operator()(loop::Qp* p) const noexcept; };
 struct ContextDeleter { void operator()(ibv_context* p) const noexcept; };
 struct PdDeleter { void operator()(ibv_pd* p) const noexcept; };
 struct ChannelDeleter { void operator()(ibv_comp_channel* p) const noexcept; };
@@ -65,7 +77,8 @@ Result<std::vector<std::string>> list_devices();
 
 class Context {
  public:
-  // Opens the named device; an empty name opens the first device listed.
+  // Opens the named device; an empty name opens the first device listed; "loopback" opens the
+  // in-process software device (never listed: it connects only threads of one process).
   static Result<Context> open(std::string_view name);
 
   [[nodiscard]] const std::string& name() const noexcept { return name_; }
@@ -76,10 +89,11 @@ class Context {
   // RoCE v2 entry, else index 0 (InfiniBand, RoCE v1).
   [[nodiscard]] Result<int> select_gid_index(std::uint8_t port) const;
   [[nodiscard]] ibv_context* get() const noexcept { return ctx_.get(); }
+  [[nodiscard]] bool loopback() const noexcept { return ctx_ == nullptr; }
 
  private:
   Context(ibv_context* ctx, std::string name) : ctx_(ctx), name_(std::move(name)) {}
-  std::unique_ptr<ibv_context, detail::ContextDeleter> ctx_;
+  std::unique_ptr<ibv_context, detail::ContextDeleter> ctx_;  // null: the loopback device
   std::string name_;
 };
 
@@ -87,10 +101,11 @@ class ProtectionDomain {
  public:
   static Result<ProtectionDomain> create(const Context& ctx);
   [[nodiscard]] ibv_pd* get() const noexcept { return pd_.get(); }
+  [[nodiscard]] bool loopback() const noexcept { return pd_ == nullptr; }
 
  private:
   explicit ProtectionDomain(ibv_pd* pd) : pd_(pd) {}
-  std::unique_ptr<ibv_pd, detail::PdDeleter> pd_;
+  std::unique_ptr<ibv_pd, detail::PdDeleter> pd_;  // null: the loopback device
 };
 
 enum Access : std::uint32_t {
@@ -110,7 +125,9 @@ class MemoryRegion {
 
  private:
   explicit MemoryRegion(ibv_mr* mr) : mr_(mr) {}
+  explicit MemoryRegion(loop::Mr* mr) : loop_(mr) {}
   std::unique_ptr<ibv_mr, detail::MrDeleter> mr_;
+  std::unique_ptr<loop::Mr, detail::LoopMrDeleter> loop_;
 };
 
 // Event channel so the assist thread can sleep until a completion arrives instead of spinning.
@@ -121,8 +138,11 @@ class CompletionChannel {
   [[nodiscard]] ibv_comp_channel* get() const noexcept { return ch_.get(); }
 
  private:
+  friend class CompletionQueue;
   explicit CompletionChannel(ibv_comp_channel* ch) : ch_(ch) {}
+  explicit CompletionChannel(loop::Channel* ch) : loop_(ch) {}
   std::unique_ptr<ibv_comp_channel, detail::ChannelDeleter> ch_;
+  std::unique_ptr<loop::Channel, detail::LoopChannelDeleter> loop_;
 };
 
 enum class WcOpcode : std::uint8_t { kSend, kRdmaWrite, kRdmaRead, kRecv, kRecvRdmaWithImm, kOther };
@@ -158,8 +178,11 @@ class CompletionQueue {
   [[nodiscard]] ibv_cq* get() const noexcept { return cq_.get(); }
 
  private:
+  friend class QueuePair;
   explicit CompletionQueue(ibv_cq* cq) : cq_(cq) {}
+  explicit CompletionQueue(loop::Cq* cq) : loop_(cq) {}
   std::unique_ptr<ibv_cq, detail::CqDeleter> cq_;
+  std::unique_ptr<loop::Cq, detail::LoopCqDeleter> loop_;
 };
 
 struct Sge {
@@ -221,7 +244,9 @@ class QueuePair {
 
  private:
   explicit QueuePair(ibv_qp* qp) : qp_(qp) {}
+  explicit QueuePair(loop::Qp* qp) : loop_(qp) {}
   std::unique_ptr<ibv_qp, detail::QpDeleter> qp_;
+  std::unique_ptr<loop::Qp, detail::LoopQpDeleter> loop_;
 };
 
 }  // namespace augur::nic
