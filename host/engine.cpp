@@ -70,18 +70,16 @@ Status truncation(std::size_t length, std::size_t cap) {
 
 }  // namespace
 
-Engine::Engine(Bootstrap& boot, const EngineConfig& cfg) : boot_(boot), rank_(boot.rank()), size_(boot.size()), cfg_(cfg) {}
+Engine::Engine(Bootstrap& boot, const EngineConfig& cfg)
+    : boot_(boot),
+      rank_(boot.rank()),
+      size_(boot.size()),
+      cfg_(cfg),
+      driver_(*this, {.wait = cfg.wait, .spin_us = cfg.spin_us, .keepalive_ms = cfg.keepalive_ms}) {}
 
 Engine::~Engine() {
-  if (assist_thread_.joinable()) {
-    stop_.store(true, std::memory_order_seq_cst);
-    const std::uint64_t one = 1;
-    (void)!::write(wake_fd_.get(), &one, sizeof one);
-    assist_thread_.join();
-  }
-  assist_ = false;  // from here on everything runs on this thread
-  Command* c = nullptr;
-  while ((c = commands_.pop()) != nullptr) delete c;  // never ran: the engine is going away
+  driver_.stop_assist();  // from here on everything runs on this thread
+  while (AssistCommand* c = driver_.next_command()) delete static_cast<Command*>(c);  // never ran: the engine is going away
   if (cfg_.stats) std::fprintf(stderr, "%s\n", stats_line().c_str());
 }
 
@@ -148,7 +146,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   // More ranks than cores here: a waiting rank yields its core now and then (Engine::relax), so
   // that the rank it waits for gets to run. Otherwise yielding only costs a system call per wait.
-  e->oversubscribed_ = static_cast<unsigned>(local_ranks) > cores;
+  e->driver_.set_oversubscribed(static_cast<unsigned>(local_ranks) > cores);
   const bool assist = cfg.assist == EngineConfig::Assist::kOn ||
                       (cfg.assist == EngineConfig::Assist::kAuto && cores >= 4 &&
                        cores >= 2u * static_cast<unsigned>(std::max(1, local_ranks)));
@@ -162,8 +160,9 @@ Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null send buffer with a non-zero count");
   if (len > 0xffffffffu) return Status(Code::kInvalidArgument, "messages are limited to 4 GiB - 1 bytes");
   auto req = std::make_shared<Request>();
-  if (assist_) {
-    enqueue(new Command{{}, Command::Kind::kSend, req, buf, nullptr, len, dest, tag, context, {}, nullptr, synchronous});
+  if (driver_.assisted()) {
+    enqueue(Command::Kind::kSend,
+            {.req = req, .sbuf = buf, .len = len, .peer = dest, .tag = tag, .context = context, .synchronous = synchronous});
     return req;
   }
   AUGUR_RETURN_IF_ERROR(start_send(req, buf, len, dest, tag, context, synchronous));
@@ -268,8 +267,8 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
   AUGUR_RETURN_IF_ERROR(check_recv(source, tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null receive buffer with a non-zero count");
   auto req = std::make_shared<Request>();
-  if (assist_) {
-    enqueue(new Command{{}, Command::Kind::kRecv, req, nullptr, buf, len, source, tag, context, {}, nullptr});
+  if (driver_.assisted()) {
+    enqueue(Command::Kind::kRecv, {.req = req, .rbuf = buf, .len = len, .peer = source, .tag = tag, .context = context});
     return req;
   }
   AUGUR_RETURN_IF_ERROR(start_recv(req, buf, len, source, tag, context));
@@ -529,7 +528,7 @@ Status Engine::progress_once() {
 }
 
 Result<bool> Engine::test(const RequestPtr& r) {
-  if (assist_) return r->done.load(std::memory_order_acquire);
+  if (driver_.assisted()) return r->done.load(std::memory_order_acquire);
   if (!r->done) {
     Status st = progress();
     if (!st.ok() && !r->done) return st;
@@ -628,12 +627,14 @@ Result<RequestPtr> Engine::receive_taken(std::uint64_t message, const RequestPtr
 
 Result<bool> Engine::send_raw_message_for_test(int peer, proto::MsgType type, std::uint32_t context, std::int32_t tag,
                                                std::uint32_t length, std::span<const std::byte> body) {
-  if (assist_ || peer == rank_ || peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "raw message");
+  if (driver_.assisted() || peer == rank_ || peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "raw message");
   return peers_[static_cast<std::size_t>(peer)].ch->try_send(type, context, tag, length, body);
 }
 
 Status Engine::force_qp_error_for_test(int peer) {
-  if (assist_ || peer == rank_ || peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "QP error injection");
+  if (driver_.assisted() || peer == rank_ || peer < 0 || peer >= size_) {
+    return Status(Code::kInvalidArgument, "QP error injection");
+  }
   return peers_[static_cast<std::size_t>(peer)].ch->force_error_for_test();
 }
 

@@ -16,8 +16,8 @@ namespace augur::host {
 inline void Engine::finish(Request& r, Path path, Status st) {
   r.path = path;
   r.status = std::move(st);
-  r.done.store(true, std::memory_order_seq_cst);  // seq_cst: see wake_waiters
-  ++completions_;
+  r.done.store(true, std::memory_order_seq_cst);  // seq_cst: see ProgressDriver::wake_waiters
+  driver_.note_completion();
 }
 
 }  // namespace augur::host

@@ -64,8 +64,9 @@ Result<RequestPtr> Engine::isendv(std::span<const IoRun> runs, int dest, std::in
   const std::size_t len = layout_bytes(norm);
   auto req = std::make_shared<Request>();
   req->runs = std::move(norm);
-  if (assist_) {
-    enqueue(new Command{{}, Command::Kind::kSendV, req, nullptr, nullptr, len, dest, tag, context, {}, nullptr, synchronous});
+  if (driver_.assisted()) {
+    enqueue(Command::Kind::kSendV,
+            {.req = req, .len = len, .peer = dest, .tag = tag, .context = context, .synchronous = synchronous});
     return req;
   }
   AUGUR_RETURN_IF_ERROR(start_send(req, nullptr, len, dest, tag, context, synchronous));
@@ -80,8 +81,8 @@ Result<RequestPtr> Engine::irecvv(std::span<const IoRun> runs, int source, std::
   }
   auto req = std::make_shared<Request>();
   req->runs = std::move(norm);
-  if (assist_) {
-    enqueue(new Command{{}, Command::Kind::kRecvV, req, nullptr, nullptr, 0, source, tag, context, {}, nullptr});
+  if (driver_.assisted()) {
+    enqueue(Command::Kind::kRecvV, {.req = req, .peer = source, .tag = tag, .context = context});
     return req;
   }
   AUGUR_RETURN_IF_ERROR(start_recv_layout(req, source, tag, context));

@@ -22,11 +22,6 @@ State& S() {
 
 namespace {
 
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 const char* class_name(int cls) {
   switch (cls) {
     case MPI_SUCCESS: return "MPI_SUCCESS";
@@ -238,18 +233,9 @@ Err check_buf(const void* buf, std::int64_t count, const Type& t) {
 Err progress_once() {
   State& s = S();
   // Every error progress finds reaches the caller: a failed or misbehaving peer, a transport
-  // error, a resource refused while delivering.
+  // error, a resource refused while delivering, a dead rank (the engine's keepalive check).
   Status st = s.engine->progress();
   if (!st.ok()) return from_status(st);
-  // The clock every 256 calls, not every call (it can be a system call: see Engine::relax, which
-  // checks the job itself whenever it reads the clock, so a sleeping wait is covered too).
-  const std::int64_t now = (++s.progress_calls & 255) == 0 ? now_ns() : s.last_alive_check_ns;
-  if (now - s.last_alive_check_ns > s.keepalive_ns) {
-    s.last_alive_check_ns = now;
-    int dead = -1;
-    Status alive = s.boot->check_alive(&dead);
-    if (!alive.ok()) return err(MPI_ERR_PROC_FAILED, alive.to_string());
-  }
   // Background requests: buffered sends and freed requests complete on their own.
   for (std::size_t i = 0; i < s.background.size();) {
     Req& r = *s.background[i];
@@ -302,7 +288,6 @@ Err init_job(int required, int* provided) {
   }
   auto cfg = augur::host::engine_config_from_settings();
   if (!cfg.ok()) return from_status(cfg.status());
-  s.keepalive_ns = static_cast<std::int64_t>(cfg.value().keepalive_ms) * 1'000'000;
   auto check = augur::setting_bool("AUGUR_CHECK_COLLECTIVES");
   if (!check.ok()) return from_status(check.status());
   s.check_collectives = check.value();

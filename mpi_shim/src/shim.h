@@ -182,9 +182,6 @@ struct State {
   int bsend_size = 0;
   std::int64_t bsend_used = 0;
   double t0 = 0;
-  std::int64_t last_alive_check_ns = 0;
-  std::uint32_t progress_calls = 0;  // progress_once reads the clock every 256 calls
-  std::int64_t keepalive_ns = 1'000'000'000;
   bool check_collectives = false;  // AUGUR_CHECK_COLLECTIVES
   int coll_depth = 0;              // a collective implemented by another checks once
   int world_rank = 0;
@@ -236,7 +233,7 @@ Err check_bytes(std::int64_t count, const Type& t);
 
 // --- engine access ---------------------------------------------------------------------------
 
-// One round of progress plus, at the keepalive interval, a liveness check of the job; also
+// One round of progress (the engine checks the job's liveness at the keepalive interval); also
 // completes background requests.
 Err progress_once();
 // After a round of progress that did not finish what a wait loop waits for: yields, or sleeps

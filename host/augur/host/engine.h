@@ -13,11 +13,8 @@
 
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <mutex>
-#include <thread>
-#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -34,20 +31,13 @@
 #include "augur/host/matching.h"
 #include "augur/host/mpsc_queue.h"
 #include "augur/host/placement.h"
+#include "augur/host/progress.h"
 #include "augur/host/request.h"
 #include "augur/host/steering.h"
 #include "augur/nic/reg_cache.h"
 #include "augur/nic/verbs.h"
-#include "augur/unique_fd.h"
 
 namespace augur::host {
-
-// How a waiting thread waits (AUGUR_WAIT).
-enum class WaitPolicy : std::uint8_t {
-  kSpin,    // poll the CQ until done: lowest latency, burns a core
-  kBlock,   // sleep on the completion channel whenever a poll finds nothing
-  kHybrid,  // poll for AUGUR_SPIN_US without progress, then sleep until the next completion
-};
 
 struct EngineConfig {
   std::uint32_t slots = 64;
@@ -105,7 +95,7 @@ struct EngineCounters {
   std::uint64_t sge_recvs = 0;        // messages received into a layout by scatter (eager: from the slot; rendezvous: READ)
 };
 
-class Engine {
+class Engine final : private ProgressTarget {
  public:
   // Connects to every rank of the job through `boot` (collective: every rank must call it).
   // `boot` must outlive the engine: it also tells the engine when a rank dies.
@@ -165,7 +155,7 @@ class Engine {
   // Both registration caches together.
   [[nodiscard]] nic::RegCacheCounters rcache_counters() const;
   // Where the assist thread runs (null without one).
-  [[nodiscard]] const Placement* assist_placement() const noexcept { return assist_ ? &placement_ : nullptr; }
+  [[nodiscard]] const Placement* assist_placement() const noexcept { return driver_.assisted() ? &placement_ : nullptr; }
   // Tests only, and only without an assist thread (its state belongs to that thread).
   [[nodiscard]] const Channel* channel(int peer) const { return peers_[static_cast<std::size_t>(peer)].ch.get(); }
   // Tests that play a faulty peer (no assist thread): sends one message with this header and
@@ -239,20 +229,23 @@ class Engine {
     bool dead = false;
   };
 
-  // A command from an application thread to the assist thread.
-  struct Command {
-    std::atomic<Command*> next{nullptr};
-    enum class Kind : std::uint8_t { kSend, kRecv, kCall, kSendV, kRecvV } kind = Kind::kCall;
-    RequestPtr req;
-    const void* sbuf = nullptr;
-    void* rbuf = nullptr;
-    std::size_t len = 0;
-    int peer = 0;
-    std::int32_t tag = 0;
-    std::uint32_t context = 0;
-    std::function<void()> call;          // kCall: run on the assist thread
+  // A command from an application thread to the assist thread (ProgressDriver::enqueue).
+  struct Command : AssistCommand {
+    enum class Kind : std::uint8_t { kSend, kRecv, kCall, kSendV, kRecvV };
+    struct Op {  // kSend, kRecv, kSendV, kRecvV: the arguments of start_send / start_recv
+      RequestPtr req;
+      const void* sbuf = nullptr;
+      void* rbuf = nullptr;
+      std::size_t len = 0;
+      int peer = 0;
+      std::int32_t tag = 0;
+      std::uint32_t context = 0;
+      bool synchronous = false;  // kSend, kSendV
+    };
+    Kind kind = Kind::kCall;
+    Op op;
+    std::function<void()> call;  // kCall: run on the assist thread
     std::atomic<bool>* call_done = nullptr;
-    bool synchronous = false;            // kSend
   };
 
   Engine(Bootstrap& boot, const EngineConfig& cfg);
@@ -271,24 +264,22 @@ class Engine {
   Status start_layout_read(int peer, PendingRead& pr);
   bool do_cancel(const RequestPtr& r);
   inline void finish(Request& r, Path path, Status st = Status::Ok());  // in host/engine_internal.h
-  // Assist thread.
+  // What the progress driver drives (ProgressTarget; host/engine_progress.cpp).
+  Status progress_once() override;
+  [[nodiscard]] bool idle() const noexcept override { return idle_polls_ != 0; }
+  Status check_peers() override;
+  bool run_commands() override;
+  Result<bool> arm_for_sleep() override;
+  Status take_event() override;
+  [[nodiscard]] int event_fd() const noexcept override;
+  [[nodiscard]] int sleep_cap(int timeout_ms) const noexcept override;
   Status start_assist();
-  void assist_main();
-  bool run_commands();
-  void enqueue(Command* c) const;
+  // Assisted: queues a start_send / start_recv for the assist thread.
+  void enqueue(Command::Kind kind, Command::Op op) const;
   void call_in_assist(const std::function<void()>& f) const;
-  void assist_sleep(int timeout_ms);
-  void wake_waiters();
-  Status wait_assisted(const RequestPtr& r, int timeout_ms);
-  Status check_peers();
-  void keep_assist_error(const Status& st);
-  Status progress_once();
   void release_later(int peer, std::uint32_t slot);  // a bounce slot copied out: reposted next progress
   Status repost_released();
   [[nodiscard]] nic::RegCacheCounters rcache_sum() const;
-  // Sleeps until a completion (or `timeout_ms`) unless the engine could be waiting on
-  // something that raises no completion (credit words written by a peer).
-  Status sleep_for_completion(int timeout_ms);
   void deliver(int peer, const Arrival& a);
   void deliver_eager(int peer, const Arrival& a);
   Status match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag);
@@ -338,29 +329,13 @@ class Engine {
   // Peers whose channel holds slots copied out but not yet reposted (Channel::release_later):
   // the next progress_once reposts them, after the caller has had the chance to reply.
   std::vector<int> repost_peers_;
-  std::chrono::steady_clock::time_point relax_idle_since_{};  // relax(): idle since (epoch: busy)
-  std::uint32_t relax_calls_ = 0;
-  bool oversubscribed_ = false;  // more ranks on this host than cores: relax() yields now and then
-  std::uint32_t relax_idle_calls_ = 0;  // relax(): idle calls since the last busy one (clock read every few)
   std::array<nic::Completion, 16> wc_;
-  // Assist thread state. dead_ mirrors Peer::dead for application threads.
+  // dead_ mirrors Peer::dead for application threads (with an assist thread).
   std::unique_ptr<std::atomic<bool>[]> dead_;
-  bool assist_ = false;
   Placement placement_;
-  mutable MpscQueue<Command> commands_;
-  std::atomic<bool> stop_{false};
-  std::atomic<bool> assist_sleeping_{false};
-  UniqueFd wake_fd_;                      // eventfd: a command for a sleeping assist thread
-  std::uint64_t completions_ = 0;         // requests finished (assist thread)
-  std::uint64_t notified_ = 0;
-  mutable std::mutex sleep_mu_;           // application threads sleeping on their requests
-  mutable std::condition_variable sleep_cv_;
-  mutable std::atomic<int> sleepers_{0};
-  std::thread assist_thread_;             // last: started once everything it uses exists
   Status deferred_;  // an error found while delivering, reported by progress()
-  std::mutex assist_error_mu_;
-  Status assist_error_;  // the assist thread's first error since the last progress() call
-  std::chrono::steady_clock::time_point last_check_{};
+  // Last: its destructor stops the assist thread before anything that thread uses is gone.
+  ProgressDriver driver_;
 };
 
 }  // namespace augur::host
