@@ -337,51 +337,10 @@ void Engine::deliver(int peer, const Arrival& a) {
     case proto::MsgType::kEager:  // progress_once calls deliver_eager itself; here for completeness
       deliver_eager(peer, a);
       break;
-    case proto::MsgType::kRts: {
-      Result<nic::RemoteBuffer> rb = nic::parse_remote_buffer(a.payload);
-      st = ch.release(a.slot);  // everything needed is copied out of the slot
-      if (!rb.ok() || rb->length != h.length) {
-        st = rb.ok() ? Status(Code::kProtocol, "RTS length differs from its buffer") : rb.status();
-        break;
-      }
-      ++counters_.rndv_msgs;
-      Incoming in{};
-      in.peer = peer;
-      in.type = proto::MsgType::kRts;
-      in.remote = rb.value();
-      in.seq = h.seq;
-      in.length = h.length;
-      if (auto r = match_.arrive({h.context, peer, h.tag}, std::move(in))) {  // moved only when queued
-        st = match_and_start(*r, in, h.tag);
-      } else {
-        ++counters_.unexpected_msgs;
-      }
+    case proto::MsgType::kRts:
+    case proto::MsgType::kRtsRuns:
+      st = deliver_rts(peer, a);
       break;
-    }
-    case proto::MsgType::kRtsRuns: {
-      // Validated whole before anything is matched: a bad list writes nothing.
-      Result<std::vector<proto::RemoteRun>> runs =
-          proto::parse_run_list(a.payload, h.length, proto::max_remote_runs(cfg_.eager_limit));
-      st = ch.release(a.slot);
-      if (!runs.ok()) {
-        st = runs.status();
-        break;
-      }
-      ++counters_.rndv_msgs;
-      Incoming in{};
-      in.peer = peer;
-      in.type = proto::MsgType::kRtsRuns;
-      in.remote_runs = std::move(runs.value());
-      in.remote.length = h.length;
-      in.seq = h.seq;
-      in.length = h.length;
-      if (auto r = match_.arrive({h.context, peer, h.tag}, in)) {  // a copy: `in` is used if it matches
-        st = match_and_start(*r, in, h.tag);
-      } else {
-        ++counters_.unexpected_msgs;
-      }
-      break;
-    }
     case proto::MsgType::kFin:
       st = ch.release(a.slot);
       if (st.ok()) st = on_fin(peer, h.length);

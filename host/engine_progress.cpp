@@ -15,7 +15,11 @@
 namespace augur::host {
 
 Status Engine::wait(const RequestPtr& r, int timeout_ms) { return driver_.wait(r, timeout_ms); }
-Status Engine::progress() { return driver_.progress(); }
+Status Engine::progress() {
+  if (driver_.assisted()) return driver_.take_assist_error();  // the assist thread makes progress
+  AUGUR_RETURN_IF_ERROR(progress_once());  // called directly: this is every poll of an MPI wait loop
+  return driver_.after_round();
+}
 Status Engine::relax(int max_ms) { return driver_.relax(max_ms); }
 
 Status Engine::start_assist() {

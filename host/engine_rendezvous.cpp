@@ -171,4 +171,44 @@ Status Engine::post_layout_reads(int peer, Read& rd, std::uint32_t cookie) {
   return Status::Ok();
 }
 
+Status Engine::deliver_rts(int peer, const Arrival& a) {
+  const proto::MsgHeader& h = a.header;
+  Incoming in{};
+  in.peer = peer;
+  in.type = h.type;
+  in.seq = h.seq;
+  in.length = h.length;
+  Status parsed;  // validated whole before anything is matched: a bad RTS writes nothing
+  if (h.type == proto::MsgType::kRts) {
+    Result<nic::RemoteBuffer> rb = nic::parse_remote_buffer(a.payload);
+    if (!rb.ok()) {
+      parsed = rb.status();
+    } else if (rb->length != h.length) {
+      parsed = Status(Code::kProtocol, "RTS length differs from its buffer");
+    } else {
+      in.remote = rb.value();
+    }
+  } else {
+    Result<std::vector<proto::RemoteRun>> runs =
+        proto::parse_run_list(a.payload, h.length, proto::max_remote_runs(cfg_.eager_limit));
+    if (runs.ok()) {
+      in.remote_runs = std::move(runs.value());
+      in.remote.length = h.length;
+    } else {
+      parsed = runs.status();
+    }
+  }
+  // Everything needed is copied out of the slot.
+  Status released = peers_[static_cast<std::size_t>(peer)].ch->release(a.slot);
+  AUGUR_RETURN_IF_ERROR(parsed);
+  ++counters_.rndv_msgs;
+  Status matched;
+  if (auto r = match_.arrive({h.context, peer, h.tag}, std::move(in))) {  // moved only when queued
+    matched = match_and_start(*r, in, h.tag);
+  } else {
+    ++counters_.unexpected_msgs;
+  }
+  return released.ok() ? matched : released;
+}
+
 }  // namespace augur::host

@@ -128,14 +128,9 @@ Status ProgressDriver::wait_assisted(const RequestPtr& r, int timeout_ms) {
   return r->status;
 }
 
-Status ProgressDriver::progress() {
-  if (assisted_) {  // the assist thread makes progress; report what it found since the last call
-    std::lock_guard lock(assist_error_mu_);
-    return std::exchange(assist_error_, Status::Ok());
-  }
-  AUGUR_RETURN_IF_ERROR(target_.progress_once());
-  if ((++progress_calls_ & 255) != 0) return Status::Ok();
-  return check_if_due(Clock::now());
+Status ProgressDriver::take_assist_error() {
+  std::lock_guard lock(assist_error_mu_);
+  return std::exchange(assist_error_, Status::Ok());
 }
 
 Status ProgressDriver::check_if_due(Clock::time_point now) {

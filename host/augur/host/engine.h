@@ -282,6 +282,7 @@ class Engine final : private ProgressTarget {
   [[nodiscard]] nic::RegCacheCounters rcache_sum() const;
   void deliver(int peer, const Arrival& a);
   void deliver_eager(int peer, const Arrival& a);
+  Status deliver_rts(int peer, const Arrival& a);  // kRts and kRtsRuns (host/engine_rendezvous.cpp)
   Status match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag);
   Result<RequestPtr> receive_taken(std::uint64_t message, const RequestPtr& req, void* buf, std::size_t len);
   Status push_sends(int peer);

@@ -93,7 +93,18 @@ class ProgressDriver {
   Status wait(const RequestPtr& r, int timeout_ms);
   // One round (assisted: the errors the assist thread found since the last call), and the
   // keepalive check when it is due (the clock is read every 256 calls).
-  Status progress();
+  Status progress() {
+    if (assisted_) return take_assist_error();
+    AUGUR_RETURN_IF_ERROR(target_.progress_once());
+    return after_round();
+  }
+  // progress() in two halves, for a target that runs its round itself (a direct call, on every
+  // poll of an MPI wait loop): the assist thread's errors; the keepalive check when it is due.
+  Status take_assist_error();
+  Status after_round() {
+    if ((++progress_calls_ & 255) != 0) return Status::Ok();
+    return check_if_due(Clock::now());
+  }
   // For callers that drive progress() until their own condition holds: call after a round that
   // left it unmet. It applies AUGUR_WAIT (see Engine::relax).
   Status relax(int max_ms);
