@@ -182,23 +182,18 @@ Status ProgressDriver::wait(const RequestPtr& r, int timeout_ms) {
   return r->status;
 }
 
-Status ProgressDriver::relax(int max_ms) {
-  const bool busy = !target_.idle();  // the last round found work: keep polling
-  if (busy) {
-    relax_idle_since_ = Clock::time_point{};
-    relax_idle_calls_ = 0;
-  }
-  // As in wait(): the clock is read every few idle calls, not every call; read on every call it
-  // cost the MPI layer's ping-pong a quarter of the engine's latency.
-  if (assisted_ || cfg_.wait == WaitPolicy::kSpin || busy || ++relax_idle_calls_ % check_every(1) != 0) {
-    if (oversubscribed_ && (++relax_calls_ & 15) == 0) sched_yield();  // ranks share cores
-    return Status::Ok();
-  }
+void ProgressDriver::yield_if_oversubscribed() noexcept {
+  if (oversubscribed_ && (++relax_calls_ & 15) == 0) sched_yield();
+}
+
+// As in wait(): relax reads the clock every few idle calls, not every call; read on every call it
+// cost the MPI layer's ping-pong a quarter of the engine's latency.
+Status ProgressDriver::relax_idle(int max_ms) {
   const auto now = Clock::now();
   AUGUR_RETURN_IF_ERROR(check_if_due(now));  // a dead rank is reported, not waited for
   if (relax_idle_since_ == Clock::time_point{}) relax_idle_since_ = now;
   if (cfg_.wait == WaitPolicy::kHybrid && now - relax_idle_since_ < std::chrono::microseconds(cfg_.spin_us)) {
-    if (oversubscribed_ && (++relax_calls_ & 15) == 0) sched_yield();
+    yield_if_oversubscribed();
     return Status::Ok();
   }
   relax_idle_since_ = Clock::time_point{};

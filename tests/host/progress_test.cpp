@@ -142,15 +142,15 @@ TEST(Progress, RelaxSpinsWhileBusyAndSleepsWhenIdleAsThePolicySays) {
   t.cap = 0;  // never really block in this test
   {
     ProgressDriver spin(t, {.wait = WaitPolicy::kSpin, .spin_us = 0, .keepalive_ms = 60'000});
-    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(spin.relax(1000).ok());
+    for (int i = 0; i < 1000; ++i) ASSERT_TRUE(spin.relax(1000, !t.work).ok());
     EXPECT_EQ(t.arms.load(), 0);
   }
   ProgressDriver block(t, {.wait = WaitPolicy::kBlock, .spin_us = 0, .keepalive_ms = 60'000});
   t.work = true;
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(block.relax(1000).ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(block.relax(1000, !t.work).ok());
   EXPECT_EQ(t.arms.load(), 0);  // the last round found work: keep polling
   t.work = false;
-  for (int i = 0; i < 100; ++i) ASSERT_TRUE(block.relax(1000).ok());
+  for (int i = 0; i < 100; ++i) ASSERT_TRUE(block.relax(1000, !t.work).ok());
   EXPECT_EQ(t.arms.load(), 100);  // idle: every call sleeps (for at most the cap)
 }
 

@@ -67,7 +67,8 @@ struct AssistCommand {
 
 class ProgressDriver {
  public:
-  ProgressDriver(ProgressTarget& target, const ProgressConfig& cfg) : target_(target), cfg_(cfg) {}
+  ProgressDriver(ProgressTarget& target, const ProgressConfig& cfg)
+      : target_(target), cfg_(cfg), relax_every_(check_every(1)) {}
   ~ProgressDriver() { stop_assist(); }
   ProgressDriver(const ProgressDriver&) = delete;
   ProgressDriver& operator=(const ProgressDriver&) = delete;
@@ -106,12 +107,26 @@ class ProgressDriver {
     return check_if_due(Clock::now());
   }
   // For callers that drive progress() until their own condition holds: call after a round that
-  // left it unmet. It applies AUGUR_WAIT (see Engine::relax).
-  Status relax(int max_ms);
+  // left it unmet; `idle`: that round found no work. It applies AUGUR_WAIT (see Engine::relax).
+  // Inline up to the clock read: an MPI wait loop calls it on every poll.
+  Status relax(int max_ms, bool idle) {
+    if (!idle) {  // the last round found work: keep polling
+      relax_idle_since_ = Clock::time_point{};
+      relax_idle_calls_ = 0;
+    }
+    if (assisted_ || cfg_.wait == WaitPolicy::kSpin || !idle || ++relax_idle_calls_ % relax_every_ != 0) {
+      yield_if_oversubscribed();
+      return Status::Ok();
+    }
+    return relax_idle(max_ms);
+  }
 
  private:
   using Clock = std::chrono::steady_clock;
   void assist_main(Placement where, int rank);
+  // relax() past its polling: reads the clock, checks the job, sleeps once the spin is over.
+  Status relax_idle(int max_ms);
+  void yield_if_oversubscribed() noexcept;  // ranks share cores: now and then, let another run
   void assist_sleep(int timeout_ms);
   void wake_waiters();
   void keep_assist_error(const Status& st);
@@ -130,7 +145,9 @@ class ProgressDriver {
   bool oversubscribed_ = false;
   Clock::time_point last_check_{};
   std::uint32_t progress_calls_ = 0;
-  // relax(): idle since (epoch: busy), calls since the last busy one, calls for yielding.
+  // relax(): idle calls between clock reads; idle since (epoch: busy), calls since the last busy
+  // one, calls for yielding.
+  std::uint32_t relax_every_;
   Clock::time_point relax_idle_since_{};
   std::uint32_t relax_idle_calls_ = 0;
   std::uint32_t relax_calls_ = 0;
