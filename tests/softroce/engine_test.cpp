@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -96,10 +97,17 @@ Status wildcards(Engine& e, Bootstrap& boot, std::uint64_t& bounce, std::uint64_
   for (int i = 0; i < 200; ++i) (void)e.progress();
   AUGUR_RETURN_IF_ERROR(boot.fence());
   if (e.rank() == 0) {
-    for (int i = 0; i < 50; ++i) (void)e.progress();
+    // The fence says the sends were started, not that they arrived (with an assist thread they
+    // may not even be posted yet): probe until one is there, as MPI_Iprobe loops do.
     Request probe;
-    AUGUR_ASSIGN_OR_RETURN(bool found, e.iprobe(kAnySource, kAnyTag, 2, &probe));
-    CHECK(found && probe.tag == 1, "iprobe did not see the first unexpected message");
+    bool found = false;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kWaitMs);
+    while (!found && std::chrono::steady_clock::now() < deadline) {
+      (void)e.progress();
+      AUGUR_ASSIGN_OR_RETURN(found, e.iprobe(kAnySource, kAnyTag, 2, &probe));
+    }
+    CHECK(found, "iprobe saw no unexpected message within the wait bound");
+    CHECK(probe.tag == 1, "iprobe did not see the first unexpected message (tag " + std::to_string(probe.tag) + ")");
     std::vector<int> next_tag(kRanks, 1);
     for (int m = 0; m < 2 * (kRanks - 1); ++m) {
       std::vector<std::byte> buf(20'000);
