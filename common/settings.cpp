@@ -40,7 +40,7 @@ constexpr std::array kSettings{
     integer("AUGUR_SGE_MAX_RUNS", "16", 0, 65536, "non-contiguous point-to-point data with at most this many runs per message goes by NIC gather/scatter lists (eager: one copy into the slot and out of it; rendezvous: READ scatter lists), more is packed; 0: always pack"),
     integer("AUGUR_DIRECT_MIN", "1024", 1, 1 << 20, "smallest receive (bytes) credited for direct placement, and smallest message placed directly: below it a copy out of a bounce slot costs less than the credit's RDMA write (as UCX_TM_THRESH)"),
     integer("AUGUR_CREDITS", "16", 1, 255, "direct-placement credits per peer (1-255): receives that can be credited at once"),
-    choice("AUGUR_PREDICTOR", "single-cycle", {"lru", "fifo", "lfu", "single-cycle", "tagging", "tag-cycle", "tag-bettercycle", "two-level", "adaptive", "top-k"}, "predictor used for steering (names as in augur-trace replay)"),
+    choice("AUGUR_PREDICTOR", "match", {"lru", "fifo", "lfu", "single-cycle", "tagging", "tag-cycle", "tag-bettercycle", "two-level", "adaptive", "top-k", "match"}, "predictor used for steering (names as in augur-trace replay; docs/predictor.md)"),
     integer("AUGUR_PREDICT_DEPTH", "2", 1, 16, "predicted receives credited ahead per receive call (1-16)"),
     flag("AUGUR_STATS", "0", "1: print one augur-stats line per rank on stderr when the runtime ends"),
     choice("AUGUR_WAIT", "hybrid", {"spin", "block", "hybrid"}, "how blocking waits wait (Engine::wait, MPI_Wait and the other blocking MPI calls): spin (poll the CQ), block (sleep until a completion), hybrid (poll, then sleep)"),

@@ -8,9 +8,9 @@
 namespace augur::predictor {
 
 namespace {
-constexpr std::array<std::string_view, 10> kNames = {
+constexpr std::array<std::string_view, 11> kNames = {
     "lru",       "fifo",      "lfu",      "single-cycle", "tagging",
-    "tag-cycle", "tag-bettercycle", "two-level", "adaptive", "top-k"};
+    "tag-cycle", "tag-bettercycle", "two-level", "adaptive", "top-k", "match"};
 }  // namespace
 
 std::span<const std::string_view> predictor_names() noexcept { return kNames; }
@@ -31,6 +31,7 @@ Result<std::unique_ptr<Predictor>> make_predictor(std::string_view name, const O
   else if (name == "two-level") p = std::make_unique<TwoLevel>(o);
   else if (name == "adaptive") p = std::make_unique<Adaptive>(o);
   else if (name == "top-k") p = std::make_unique<SingleCycle>(o, o.window);
+  else if (name == "match") p = std::make_unique<Match>(o);
   if (!p) {
     std::string all;
     for (std::string_view n : kNames) {

@@ -322,6 +322,107 @@ CallId WindowPredictor::predict(SiteId) const noexcept {
   return ids_[b];
 }
 
+// ---------------------------------------------------------------------------- Match
+
+Match::Match(const Options& o)
+    : min_(std::max<std::uint32_t>(o.match_min, 1)),
+      mask_(std::bit_ceil(std::max<std::uint64_t>(o.match_history, 2 * o.match_min)) - 1),
+      hist_(mask_ + 1, kNoCall),
+      sites_hist_(mask_ + 1, kNoSite),
+      table_(2 * (mask_ + 1), 0) {}
+
+std::uint64_t Match::context_hash(std::uint32_t k) const noexcept {
+  std::uint64_t h = 0x9e3779b97f4a7c15ULL + k;
+  for (std::uint64_t i = n_ - k; i < n_; ++i) {
+    h = (h ^ hist_[i & mask_]) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 29;
+  }
+  return h;
+}
+
+void Match::observe(Event e) {
+  const CallId c = e.call;
+  if (len_ > 0 && hist_[ptr_ & mask_] == c) {
+    ++ptr_;
+    ++len_;
+  } else if (len_ > 0 && ptr_ + 1 < n_ && hist_[(ptr_ + 1) & mask_] == c) {
+    ptr_ += 2;  // the earlier run has one call more here (a noise call then): step over it
+  } else if (len_ > 0) {
+    len_ = 0;  // a miss: the earlier run is left, but remembered for one call (noise now?)
+    lost_ = ptr_ + 1;
+  } else if (lost_ != 0) {
+    // The call after a miss: the miss was noise if this is the run's expected call (one call
+    // inserted) or the one after it (one call replaced). Resume without waiting for a context.
+    const std::uint64_t at = lost_ - 1;
+    lost_ = 0;
+    if (n_ - at < mask_ && hist_[at & mask_] == c) {
+      ptr_ = at + 1;
+      len_ = 1;
+    } else if (n_ - at < mask_ && at + 1 < n_ && hist_[(at + 1) & mask_] == c) {
+      ptr_ = at + 2;
+      len_ = 1;
+      // Replaced: the history keeps the expected call, so that runs which later follow this
+      // stretch do not repeat the noise (the cycle predictors' repair, Resync).
+      hist_[(n_ - 1) & mask_] = hist_[at & mask_];
+    }
+  }
+  if (prev_ != kNoCall) {
+    if (prev_ >= succ_.size()) succ_.resize(std::max<std::size_t>(prev_ + 1, 2 * succ_.size()), kNoCall);
+    if (succ_[prev_] == kNoCall) ++succ_entries_;
+    succ_[prev_] = c;
+  }
+  prev_ = c;
+  if (e.site != kNoSite) {
+    if (e.site >= at_site_.size()) at_site_.resize(std::max<std::size_t>(e.site + 1, 2 * at_site_.size()), kNoCall);
+    if (at_site_[e.site] == kNoCall) ++sites_;
+    at_site_[e.site] = c;
+  }
+  hist_[n_ & mask_] = c;
+  sites_hist_[n_ & mask_] = e.site;
+  ++n_;
+  if (n_ >= min_) {
+    const std::uint32_t k = min_;
+    const std::uint64_t h = context_hash(k);
+    std::uint64_t& slot = table_[h & (table_.size() - 1)];
+    if (len_ == 0 && slot != 0 && n_ - (slot - 1) < mask_) {
+      // Verify: a table slot is shared by contexts with the same hash bits.
+      const std::uint64_t at = slot - 1;
+      bool same = true;
+      for (std::uint32_t j = 1; j <= k && same; ++j) same = hist_[(at - j) & mask_] == hist_[(n_ - j) & mask_];
+      if (same) {
+        ptr_ = at;
+        len_ = k;
+        lost_ = 0;
+      }
+    }
+    slot = n_ + 1;
+  }
+  if (len_ > 0) {
+    pred_ = hist_[ptr_ & mask_];
+  } else {
+    pred_ = c < succ_.size() ? succ_[c] : kNoCall;
+    // Just after a miss by a call never followed before: guess it replaced the expected one.
+    if (pred_ == kNoCall && lost_ != 0 && lost_ < n_ && n_ - lost_ < mask_) pred_ = hist_[lost_ & mask_];
+  }
+}
+
+std::size_t Match::predict_k(SiteId site, std::span<CallId> out) const {
+  if (len_ == 0) return Predictor::predict_k(site, out);
+  // Along the earlier run from the matched position: the calls the program made next then.
+  std::size_t k = 0;
+  for (std::uint64_t p = ptr_; p < n_ && k < out.size() && p - ptr_ < 4 * out.size() + 8; ++p) {
+    const CallId c = hist_[p & mask_];
+    if (std::find(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(k), c) == out.begin() + static_cast<std::ptrdiff_t>(k)) {
+      out[k++] = c;
+    }
+  }
+  return k;
+}
+
+std::size_t Match::memory_tuples() const noexcept {
+  return std::min<std::uint64_t>(n_, mask_ + 1) + succ_entries_ + sites_;
+}
+
 // ---------------------------------------------------------------------------- SingleCycle
 
 SingleCycle::SingleCycle(const Options& o, std::size_t top_k)

@@ -89,7 +89,7 @@ void register_all(bool smoke) {
               {"tag-bettercycle", 1, true}, {"tag-cycle", 1, false},  {"tagging", 1, false},
               {"two-level", 1, true},       {"adaptive", 1, true},    {"top-k", 4, true},
               {"lru", 16, false},           {"fifo", 16, false},      {"lfu", 16, false},
-              {"lru", 200, false},          {"lfu", 200, false}};
+              {"lru", 200, false},          {"lfu", 200, false},      {"match", 1, false}};
   for (const auto& r : runs) {
     const std::string label = std::string(r.name) + "/k=" + std::to_string(r.window) +
                               (r.resync ? "/resync" : "");

@@ -23,9 +23,10 @@ const char* const kUsage =
     "usage: augur-trace replay [options] FILE...\n"
     "  --predictor NAME|all   predictor to run (repeatable, comma lists allowed; default all):\n"
     "                         lru fifo lfu single-cycle tagging tag-cycle tag-bettercycle\n"
-    "                         two-level adaptive top-k\n"
+    "                         two-level adaptive top-k match\n"
     "  --window K             set size of lru/fifo/lfu and k of top-k (default 4)\n"
     "  --init-min N           initialization phase: first cycle spans >= N calls (default 6; 0: off)\n"
+    "  --match-min N          match: latest calls that must recur together before what followed is (default 6)\n"
     "  --offer-previous       offer the previous call while a cycle forms (default: abstain)\n"
     "  --resync               after a miss, first try to resume the broken cycle (augur)\n"
     "  --start-sweep N        also start each predictor at each of the first N calls (Sec. 6.6)\n"
@@ -123,7 +124,8 @@ int replay_main(int argc, char** argv) {
         if (name != "all") opts.predictors.emplace_back(name);
         list = comma == std::string_view::npos ? std::string_view{} : list.substr(comma + 1);
       }
-    } else if (a == "--window" || a == "--start-sweep" || a == "--init-min" || a == "--max-window") {
+    } else if (a == "--window" || a == "--start-sweep" || a == "--init-min" || a == "--max-window" ||
+               a == "--match-min") {
       const char* v = value(a);
       if (v == nullptr || !parse_size(v, n)) return usage_error(std::string(a) + " needs a number");
       if (a == "--window") {
@@ -133,6 +135,9 @@ int replay_main(int argc, char** argv) {
         opts.start_sweep = n;
       } else if (a == "--init-min") {
         opts.predictor_options.init_min_length = static_cast<std::uint32_t>(n);
+      } else if (a == "--match-min") {
+        if (n == 0 || n > 64) return usage_error("--match-min must be 1..64");
+        opts.predictor_options.match_min = static_cast<std::uint32_t>(n);
       } else {
         max_window = n;
       }

@@ -69,7 +69,7 @@ TEST_P(PureCycle, AnyLengthAfterAnyPrefixIsPredictedExactly) {
 
 INSTANTIATE_TEST_SUITE_P(Exact, PureCycle,
                          ::testing::Values("single-cycle", "tag-cycle", "tag-bettercycle",
-                                           "two-level", "adaptive", "top-k"));
+                                           "two-level", "adaptive", "top-k", "match"));
 
 TEST(WindowProperty, LruFifoAreAllOrNothingAroundTheCycleLength) {
   std::mt19937 rng(7);
@@ -173,8 +173,10 @@ TEST(Edge, SingleCallIsAMissAndCostsNothing) {
     (*p)->observe({5, 0});
     if (n == "lru" || n == "fifo" || n == "lfu") {
       EXPECT_TRUE((*p)->covers({5, 0})) << n;  // now in the set
-    } else if (n != "tagging") {
+    } else if (n != "tagging" && n != "match") {  // match reads a hint as Tagging does
       EXPECT_EQ((*p)->predict(0), kNoCall) << n;  // a cycle needs a recurrence
+    } else {
+      EXPECT_EQ((*p)->predict(kNoSite), kNoCall) << n;  // and without one, needs a recurrence
     }
   }
 }

@@ -51,7 +51,7 @@ struct EngineConfig {
   // copy out of a bounce slot costs less than the credit's RDMA write (AUGUR_DIRECT_MIN; UCX's
   // hardware tag matching has the same threshold, UCX_TM_THRESH, also 1024 by default).
   std::uint32_t direct_min = 1024;
-  std::string predictor = "single-cycle";  // a name from predictor_names()
+  std::string predictor = "match";        // a name from predictor_names()
   std::uint32_t predict_depth = 2;        // predicted receives credited ahead (top-k)
   bool stats = false;                     // print the augur-stats line when the engine ends
   WaitPolicy wait = WaitPolicy::kHybrid;

@@ -35,7 +35,7 @@ struct SteeringConfig {
   std::uint32_t direct_min = 1024;   // smallest receive credited (AUGUR_DIRECT_MIN)
   std::uint32_t eager_limit = 8192;  // largest (credits are for eager messages)
   std::uint32_t predict_depth = 2;   // predicted receives staged ahead (top-k)
-  std::string predictor = "single-cycle";
+  std::string predictor = "match";
 };
 
 struct SteeringCounters {

@@ -31,6 +31,11 @@ struct Options {
   // adaptive: outcomes remembered per component (<= 64) and the accuracy below which it abstains.
   std::uint32_t adaptive_history = 32;
   double adaptive_threshold = 0.5;
+  // match: how many of the latest calls must recur together before what followed them is
+  // followed (6: the paper's "cycle longer than 5"), and the calls of history kept (rounded up to
+  // a power of two; 1024 holds the longest loop bodies of the NAS traces, docs/predictor.md).
+  std::uint32_t match_min = 6;
+  std::uint32_t match_history = 1024;
 };
 
 class Predictor {

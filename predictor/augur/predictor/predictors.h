@@ -191,6 +191,45 @@ class TwoLevel final : public Predictor {
   TagCycle inner_;
 };
 
+// Match (augur): follows the program's own history. When the last `match_min` calls occurred
+// before, it predicts the call that followed them then, and keeps following that earlier run
+// while the calls agree; a miss drops the match and the next recurring context finds a new one
+// (the most recent). Nested loops, phases and cycles of any length need no special case. Until a
+// context recurs it offers the call that followed the current one last time.
+class Match final : public Predictor {
+ public:
+  explicit Match(const Options& o);
+  [[nodiscard]] std::string_view name() const noexcept override { return "match"; }
+  // With a pre-receive hint, a match whose next call was made at another site is about to break:
+  // the call last made at the announced site is offered instead (Tagging's reading).
+  [[nodiscard]] CallId predict(SiteId site) const noexcept override {
+    if (site >= at_site_.size() || at_site_[site] == kNoCall) return pred_;
+    if (len_ > 0) return sites_hist_[ptr_ & mask_] == site ? pred_ : at_site_[site];
+    return pred_ != kNoCall ? pred_ : at_site_[site];
+  }
+  void observe(Event e) override;
+  [[nodiscard]] std::size_t memory_tuples() const noexcept override;
+  std::size_t predict_k(SiteId site, std::span<CallId> out) const override;
+
+ private:
+  [[nodiscard]] std::uint64_t context_hash(std::uint32_t k) const noexcept;
+  std::uint32_t min_;
+  std::uint64_t mask_;          // history ring
+  std::vector<CallId> hist_;
+  std::vector<SiteId> sites_hist_;  // the site of each call in hist_
+  std::uint64_t n_ = 0;         // calls seen
+  std::uint64_t ptr_ = 0;       // while matching: the position whose call is predicted
+  std::uint32_t len_ = 0;       // current match length (0: none)
+  std::uint64_t lost_ = 0;      // after a miss: the position the run expected + 1 (0: none)
+  std::vector<std::uint64_t> table_;  // context hash -> position after it + 1
+  std::vector<CallId> succ_;    // by CallId: the call that followed it last time
+  std::size_t succ_entries_ = 0;
+  std::vector<CallId> at_site_;  // by SiteId: the call last made there (used with a site hint)
+  std::size_t sites_ = 0;
+  CallId pred_ = kNoCall;
+  CallId prev_ = kNoCall;
+};
+
 // Adaptive (augur): runs the exact predictors side by side, follows the one with the most hits
 // over the last `adaptive_history` calls, and abstains while even that one is below threshold.
 class Adaptive final : public Predictor {
