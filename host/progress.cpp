@@ -139,9 +139,9 @@ Status ProgressDriver::check_if_due(Clock::time_point now) {
   return target_.check_peers();
 }
 
-std::uint32_t ProgressDriver::check_every(std::uint32_t floor) const noexcept {
+std::uint32_t ProgressDriver::check_every(std::uint32_t when_blocking) const noexcept {
   // spin_us/4 polls: an idle poll takes well under 1 us, so the spin overshoots by under a quarter.
-  if (cfg_.wait == WaitPolicy::kBlock) return floor;
+  if (cfg_.wait == WaitPolicy::kBlock) return when_blocking;
   return cfg_.wait == WaitPolicy::kSpin ? 256 : std::clamp<std::uint32_t>(cfg_.spin_us / 4, 8, 256);
 }
 

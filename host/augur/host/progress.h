@@ -92,15 +92,9 @@ class ProgressDriver {
 
   // Until `r` is done or `timeout_ms` passes (kTimeout); returns r's status.
   Status wait(const RequestPtr& r, int timeout_ms);
-  // One round (assisted: the errors the assist thread found since the last call), and the
-  // keepalive check when it is due (the clock is read every 256 calls).
-  Status progress() {
-    if (assisted_) return take_assist_error();
-    AUGUR_RETURN_IF_ERROR(target_.progress_once());
-    return after_round();
-  }
-  // progress() in two halves, for a target that runs its round itself (a direct call, on every
-  // poll of an MPI wait loop): the assist thread's errors; the keepalive check when it is due.
+  // Engine::progress is these two around its own round (a direct call: an MPI wait loop polls
+  // through it). Assisted: the errors the assist thread found since the last call. Not assisted,
+  // after each round: the keepalive check when it is due (the clock is read every 256 calls).
   Status take_assist_error();
   Status after_round() {
     if ((++progress_calls_ & 255) != 0) return Status::Ok();
@@ -137,7 +131,7 @@ class ProgressDriver {
   Status check_if_due(Clock::time_point now);
   // Polls between clock reads in wait() and relax() (a read can be a system call: hpet under
   // qemu takes ~1 us, and a completion landing meanwhile waits for it).
-  [[nodiscard]] std::uint32_t check_every(std::uint32_t spin_divisor_floor) const noexcept;
+  [[nodiscard]] std::uint32_t check_every(std::uint32_t when_blocking) const noexcept;
   [[nodiscard]] Clock::duration spin() const noexcept;
 
   ProgressTarget& target_;
