@@ -1,14 +1,18 @@
 #include "tcp.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <ifaddrs.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <thread>
 
@@ -28,6 +32,26 @@ Result<sockaddr_in> resolve(const std::string& host, std::uint16_t port, int soc
   std::memcpy(&sa, res->ai_addr, sizeof sa);
   ::freeaddrinfo(res);
   return sa;
+}
+
+// One attempt, bounded by the deadline: a blocking connect() toward a host that drops SYNs waits
+// out the kernel's retries (about 2 minutes) whatever the caller's bound, and a signal (SIGCHLD
+// in the launcher) ends it with EINTR. Returns 0 or the attempt's errno.
+int connect_until(int fd, const sockaddr_in& sa, std::chrono::steady_clock::time_point deadline) {
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&sa), sizeof sa) == 0) return 0;
+  if (errno != EINPROGRESS && errno != EINTR) return errno;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{fd, POLLOUT, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return errno;
+    if (n == 0) return ETIMEDOUT;
+    int err = 0;
+    socklen_t len = sizeof err;
+    if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) return errno;
+    return err;
+  }
 }
 
 }  // namespace
@@ -77,14 +101,16 @@ Result<UniqueFd> connect(const std::string& host, std::uint16_t port, std::chron
   AUGUR_ASSIGN_OR_RETURN(sockaddr_in sa, resolve(host, port, SOCK_STREAM));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {  // the server may not be listening yet
-    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
     if (!fd.valid()) return errno_status(errno, "socket");
-    if (::connect(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0) {
+    const int err = connect_until(fd.get(), sa, deadline);
+    if (err == 0) {
+      const int flags = ::fcntl(fd.get(), F_GETFL);
+      if (flags < 0 || ::fcntl(fd.get(), F_SETFL, flags & ~O_NONBLOCK) != 0) return errno_status(errno, "fcntl");
       int one = 1;
       ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
       return fd;
     }
-    const int err = errno;
     fd.reset();
     if (std::chrono::steady_clock::now() > deadline) {
       return errno_status(err, std::string(what) + " connect to " + host + ":" + std::to_string(port))
