@@ -61,12 +61,23 @@ cut_under_traffic() {
   sed 's/^/    | /' "$out" | grep -v '^    | augur-stats'
 }
 
+peer_console() {  # the second guest's last console lines, when it stopped answering
+  local c=${AUGUR_SOFTROCE_PEER_CONSOLE:-}
+  [ -r "$c" ] || return 0
+  echo "    the second host's console, last lines:"
+  tr -d '\r' < "$c" | grep -v '^\s*$' | tail -n 25 | sed 's/^/    h2| /'
+}
+
 left_anywhere() {  # a job of one rank per host that lists the fault program's processes
   sleep 1
   local l
   l=$(timeout -k 5 120 "$run" -n 2 /bin/sh -c "pgrep -af '^$prog( |\$)' | sed \"s/^/\$(hostname): /\"" 2>&1)
   local rc=$?
-  [ $rc = 0 ] || { echo "    leftover check failed (exit $rc): $l"; return 0; }
+  if [ $rc != 0 ]; then
+    echo "    leftover check failed (exit $rc): $l"
+    peer_console
+    return 0
+  fi
   [ -n "$l" ] && { echo "    left behind: $l"; return 0; }
   return 1
 }
