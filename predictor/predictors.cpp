@@ -329,7 +329,8 @@ Match::Match(const Options& o)
       mask_(std::bit_ceil(std::max<std::uint64_t>(o.match_history, 2 * o.match_min)) - 1),
       hist_(mask_ + 1, kNoCall),
       sites_hist_(mask_ + 1, kNoSite),
-      table_(2 * (mask_ + 1), 0) {}
+      table_(2 * (mask_ + 1), 0),
+      votes_(table_.size(), 0) {}
 
 std::uint64_t Match::context_hash(std::uint32_t k) const noexcept {
   std::uint64_t h = 0x9e3779b97f4a7c15ULL + k;
@@ -366,10 +367,24 @@ void Match::observe(Event e) {
       hist_[(n_ - 1) & mask_] = hist_[at & mask_];
     }
   }
+  if (pending_ != 0) vote(table_[pending_ - 1], votes_[pending_ - 1], c);
   if (prev_ != kNoCall) {
-    if (prev_ >= succ_.size()) succ_.resize(std::max<std::size_t>(prev_ + 1, 2 * succ_.size()), kNoCall);
-    if (succ_[prev_] == kNoCall) ++succ_entries_;
-    succ_[prev_] = c;
+    if (prev_ >= succ_.size()) {
+      const std::size_t n = std::max<std::size_t>(prev_ + 1, 2 * succ_.size());
+      succ_.resize(n, kNoCall);
+      succ_votes_.resize(n, 0);
+    }
+    CallId& s = succ_[prev_];
+    std::uint8_t& v = succ_votes_[prev_];
+    if (s == kNoCall) ++succ_entries_;
+    if (s == c) {
+      v = std::min<std::uint8_t>(v + 1, kMaxVotes);
+    } else if (s != kNoCall && v > 1) {
+      --v;  // one other successor does not displace a usual one (MG's extra exchange)
+    } else {
+      s = c;
+      v = 1;
+    }
   }
   prev_ = c;
   if (e.site != kNoSite) {
@@ -383,7 +398,8 @@ void Match::observe(Event e) {
   if (n_ >= min_) {
     const std::uint32_t k = min_;
     const std::uint64_t h = context_hash(k);
-    std::uint64_t& slot = table_[h & (table_.size() - 1)];
+    const std::size_t idx = h & (table_.size() - 1);
+    const std::uint64_t slot = table_[idx];
     if (len_ == 0 && slot != 0 && n_ - (slot - 1) < mask_) {
       // Verify: a table slot is shared by contexts with the same hash bits.
       const std::uint64_t at = slot - 1;
@@ -395,7 +411,7 @@ void Match::observe(Event e) {
         lost_ = 0;
       }
     }
-    slot = n_ + 1;
+    pending_ = idx + 1;  // the next call votes on the run this context selects
   }
   if (len_ > 0) {
     pred_ = hist_[ptr_ & mask_];
@@ -403,6 +419,22 @@ void Match::observe(Event e) {
     pred_ = c < succ_.size() ? succ_[c] : kNoCall;
     // Just after a miss by a call never followed before: guess it replaced the expected one.
     if (pred_ == kNoCall && lost_ != 0 && lost_ < n_ && n_ - lost_ < mask_) pred_ = hist_[lost_ & mask_];
+  }
+}
+
+// The call after a context votes on which earlier occurrence of it the context selects: the
+// newest that the program followed, kept against kMaxVotes - 1 calls that went elsewhere.
+// Recency alone follows a one-off detour the next time the context recurs.
+void Match::vote(std::uint64_t& slot, std::uint8_t& votes, CallId c) const noexcept {
+  const bool live = slot != 0 && n_ - (slot - 1) < mask_;
+  if (live && hist_[(slot - 1) & mask_] == c) {
+    slot = n_ + 1;  // the newest occurrence that went the same way
+    votes = std::min<std::uint8_t>(votes + 1, kMaxVotes);
+  } else if (live && votes > 1) {
+    --votes;
+  } else {
+    slot = n_ + 1;
+    votes = 1;
   }
 }
 

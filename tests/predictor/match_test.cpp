@@ -93,6 +93,18 @@ TEST(Match, ANoiseCallCostsOneMissReplacedAndThreeInserted) {
   }
 }
 
+// A cycle with its last two calls repeated once (MG's first extra exchange, before it recurs):
+// after F the usual successor A is kept (one E after F is outvoted, where the latest successor
+// would say E), so the detour costs its own miss and two where later runs step through it.
+TEST(Match, AOneOffDetourDoesNotDisplaceTheUsualSuccessor) {
+  std::vector<CallId> seq;
+  for (int i = 0; i < 20; ++i) seq.insert(seq.end(), {0, 1, 2, 3, 4, 5});
+  seq.insert(seq.end(), {4, 5});
+  for (int i = 0; i < 20; ++i) seq.insert(seq.end(), {0, 1, 2, 3, 4, 5});
+  const Score s = run("match", seq, 10 * 6);
+  EXPECT_EQ(s.calls - s.hits, 3u);
+}
+
 TEST(Match, APhaseChangeIsLearnedAndAnEarlierPhaseRemembered) {
   std::vector<CallId> seq;
   auto phase = [&](std::vector<CallId> body, int reps) {

@@ -213,6 +213,8 @@ class Match final : public Predictor {
 
  private:
   [[nodiscard]] std::uint64_t context_hash(std::uint32_t k) const noexcept;
+  void vote(std::uint64_t& slot, std::uint8_t& votes, CallId c) const noexcept;
+  static constexpr std::uint8_t kMaxVotes = 2;
   std::uint32_t min_;
   std::uint64_t mask_;          // history ring
   std::vector<CallId> hist_;
@@ -222,7 +224,10 @@ class Match final : public Predictor {
   std::uint32_t len_ = 0;       // current match length (0: none)
   std::uint64_t lost_ = 0;      // after a miss: the position the run expected + 1 (0: none)
   std::vector<std::uint64_t> table_;  // context hash -> position after it + 1
-  std::vector<CallId> succ_;    // by CallId: the call that followed it last time
+  std::vector<std::uint8_t> votes_;   // per table_ entry: its support (vote())
+  std::size_t pending_ = 0;           // table_ index + 1 of the latest context, voted on next
+  std::vector<CallId> succ_;    // by CallId: the call that usually follows it
+  std::vector<std::uint8_t> succ_votes_;
   std::size_t succ_entries_ = 0;
   std::vector<CallId> at_site_;  // by SiteId: the call last made there (used with a site hint)
   std::size_t sites_ = 0;
