@@ -49,6 +49,41 @@ static void close_trace(void) {
   }
 }
 
+/* The implementation this copy was compiled for. Its handle types (an int in augur and MPICH, a
+ * pointer in Open MPI) are those of every wrapper's signature, so under another MPI the wrappers
+ * would truncate the program's handles on their way through: the first MPI_Recv crashes. */
+#if defined(AUGUR_MPI)
+#define EXPECTED_MPI "augur"
+#define EXPECTED_LIB "libaugur_trace_mpi.so"
+#elif defined(OMPI_MAJOR_VERSION)
+#define EXPECTED_MPI "Open MPI"
+#define EXPECTED_LIB "libaugur_trace.so built against Open MPI"
+#elif defined(MPICH_VERSION)
+#define EXPECTED_MPI "MPICH"
+#define EXPECTED_LIB "libaugur_trace.so built against MPICH"
+#endif
+
+/* At load, before the program's first MPI call: MPI_Get_library_version may be called before
+ * MPI_Init. A process without MPI (mpirun itself, a shell under LD_PRELOAD) is left alone. */
+__attribute__((constructor)) static void check_mpi(void) {
+#ifdef EXPECTED_MPI
+  void* f = dlsym(RTLD_NEXT, "PMPI_Get_library_version");
+  if (f == NULL) return;
+  int (*get_version)(char*, int*);
+  memcpy(&get_version, &f, sizeof get_version);
+  char version[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+  int len = 0;
+  get_version(version, &len);
+  if (strstr(version, EXPECTED_MPI) != NULL) return;
+  fprintf(stderr,
+          "augur_trace: this recorder is built for %s's mpi.h (%s), but the program runs \"%.*s\"; "
+          "its handles would be corrupted. Preload the recorder built for that MPI "
+          "(docs/trace-format.md). Exiting.\n",
+          EXPECTED_MPI, EXPECTED_LIB, (int)strcspn(version, ",\n"), version);
+  _exit(2);
+#endif
+}
+
 static int open_trace(void) {
   if (g_out != NULL) return 1;
   if (g_failed) return 0;

@@ -31,18 +31,22 @@ class MpiTrace : public TempDirTest {
     ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
   }
 
+  // Runs the example under mpirun with recorder `lib`; sets cmd_ and out_ (its output); returns
+  // its exit status.
+  int launch(const std::string& app, int ranks, const std::string& lib) {
+    const std::string log = (dir_ / "mpirun.log").string();
+    cmd_ = std::string(AUGUR_MPIEXEC) + " --oversubscribe --bind-to none -np " + std::to_string(ranks) +
+           " -x LD_PRELOAD=" + lib + " -x AUGUR_TRACE_DIR=" + dir_.string() + " " + AUGUR_EXAMPLE_DIR +
+           "/augur-example-" + app + " " + std::to_string(kIters) + " >" + log + " 2>&1";
+    const int raw = std::system(cmd_.c_str());
+    std::ifstream in(log);
+    out_.assign((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  }
+
   // Runs the example under mpirun with the recorder; returns the per-rank trace files.
   std::vector<std::string> record(const std::string& app, int ranks = kRanks) {
-    const std::string log = (dir_ / "mpirun.log").string();
-    const std::string cmd = std::string(AUGUR_MPIEXEC) + " --oversubscribe --bind-to none -np " +
-                            std::to_string(ranks) + " -x LD_PRELOAD=" + AUGUR_TRACE_LIB +
-                            " -x AUGUR_TRACE_DIR=" + dir_.string() + " " + AUGUR_EXAMPLE_DIR +
-                            "/augur-example-" + app + " " + std::to_string(kIters) + " >" + log +
-                            " 2>&1";
-    const int raw = std::system(cmd.c_str());
-    std::ifstream in(log);
-    const std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 0) << cmd << "\n" << out;
+    EXPECT_EQ(launch(app, ranks, AUGUR_TRACE_LIB), 0) << cmd_ << "\n" << out_;
     std::vector<std::string> files;
     for (int r = 0; r < ranks; ++r) {
       const fs::path p = dir_ / ("augur-trace." + std::to_string(r) + ".txt");
@@ -83,6 +87,8 @@ class MpiTrace : public TempDirTest {
     return missing;
   }
 
+  std::string cmd_, out_;
+
   // Calls of one rank's trace, with the rank header checked.
   static std::vector<RecvCall> calls_of(const std::string& path, int rank) {
     std::vector<RecvCall> calls;
@@ -101,6 +107,17 @@ class MpiTrace : public TempDirTest {
     return calls;
   }
 };
+
+// The recorder built for augur's mpi.h preloaded into an Open MPI program: its wrappers would
+// truncate Open MPI's pointer handles (a crash in the first MPI_Recv). It refuses at load.
+TEST_F(MpiTrace, TheRecorderOfAnotherMpiIsRefusedAtLoadWithAClearError) {
+  const int rc = launch("ring", 2, AUGUR_TRACE_MPI_LIB);
+  EXPECT_NE(rc, 0) << out_;
+  EXPECT_NE(out_.find("augur_trace: this recorder is built for augur's mpi.h"), std::string::npos) << out_;
+  EXPECT_NE(out_.find("Open MPI"), std::string::npos) << out_;
+  EXPECT_EQ(out_.find("Segmentation fault"), std::string::npos) << out_;
+  EXPECT_FALSE(fs::exists(dir_ / "augur-trace.0.txt"));
+}
 
 TEST_F(MpiTrace, RingIsOneCallRepeated) {
   const auto files = record("ring");
