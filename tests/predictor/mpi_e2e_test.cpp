@@ -33,9 +33,9 @@ class MpiTrace : public TempDirTest {
 
   // Runs the example under mpirun with recorder `lib`; sets cmd_ and out_ (its output); returns
   // its exit status.
-  int launch(const std::string& app, int ranks, const std::string& lib) {
+  int launch(const std::string& app, int ranks, const std::string& lib, const std::string& extra = "") {
     const std::string log = (dir_ / "mpirun.log").string();
-    cmd_ = std::string(AUGUR_MPIEXEC) + " --oversubscribe --bind-to none -np " + std::to_string(ranks) +
+    cmd_ = std::string(AUGUR_MPIEXEC) + " --oversubscribe --bind-to none -np " + std::to_string(ranks) + extra +
            " -x LD_PRELOAD=" + lib + " -x AUGUR_TRACE_DIR=" + dir_.string() + " " + AUGUR_EXAMPLE_DIR +
            "/augur-example-" + app + " " + std::to_string(kIters) + " >" + log + " 2>&1";
     const int raw = std::system(cmd_.c_str());
@@ -111,7 +111,8 @@ class MpiTrace : public TempDirTest {
 // The recorder built for augur's mpi.h preloaded into an Open MPI program: its wrappers would
 // truncate Open MPI's pointer handles (a crash in the first MPI_Recv). It refuses at load.
 TEST_F(MpiTrace, TheRecorderOfAnotherMpiIsRefusedAtLoadWithAClearError) {
-  const int rc = launch("ring", 2, AUGUR_TRACE_MPI_LIB);
+  // In a sanitizer build it needs the sanitizer's runtime first (AUGUR_SANITIZER_PRELOAD).
+  const int rc = launch("ring", 2, std::string(AUGUR_SANITIZER_PRELOAD) + AUGUR_TRACE_MPI_LIB);
   EXPECT_NE(rc, 0) << out_;
   EXPECT_NE(out_.find("augur_trace: this recorder is built for augur's mpi.h"), std::string::npos) << out_;
   EXPECT_NE(out_.find("Open MPI"), std::string::npos) << out_;
