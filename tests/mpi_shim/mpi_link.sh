@@ -66,6 +66,9 @@ peer_console() {  # the second guest's last console lines, when it stopped answe
   [ -r "$c" ] || return 0
   echo "    the second host's console, last lines:"
   tr -d '\r' < "$c" | grep -v '^\s*$' | tail -n 25 | sed 's/^/    h2| /'
+  local k=${c%/*}/dmesg  # its kernel log (scripts/softroce-guest), beside the console
+  [ -s "$k" ] && { echo "    the second host's kernel log, last lines:"; tail -n 20 "$k" | sed 's/^/    h2| /'; }
+  return 0
 }
 
 left_anywhere() {  # a job of one rank per host that lists the fault program's processes
