@@ -388,8 +388,18 @@ void Match::observe(Event e) {
   }
   prev_ = c;
   if (e.site != kNoSite) {
-    if (e.site >= at_site_.size()) at_site_.resize(std::max<std::size_t>(e.site + 1, 2 * at_site_.size()), kNoCall);
-    if (at_site_[e.site] == kNoCall) ++sites_;
+    if (e.site >= at_site_.size()) {
+      const std::size_t n = std::max<std::size_t>(e.site + 1, 2 * at_site_.size());
+      at_site_.resize(n, kNoCall);
+      site_same_.resize(n, 0);
+    }
+    std::uint8_t& same = site_same_[e.site];
+    if (at_site_[e.site] == kNoCall) {
+      ++sites_;
+      same = 1;
+    } else if (same != 0) {
+      same = at_site_[e.site] == c ? static_cast<std::uint8_t>(std::min(same + 1, 255)) : 0;
+    }
     at_site_[e.site] = c;
   }
   hist_[n_ & mask_] = c;

@@ -145,6 +145,22 @@ TEST(Match, AHintForAnotherSiteOverridesARunAboutToBreak) {
   EXPECT_LT(without.hits, without.calls);  // the loop's varying count is not in the history
 }
 
+TEST(Match, WithoutARunASiteThatMadeOnlyOneCallIsTrustedOverTheSuccessorGuess) {
+  // B C A A B, then at site 0 (hint): the successor guess after B is C, but site 0 made only A,
+  // twice (LU's warm-up: one call per site). Too short for a run.
+  const std::vector<CallId> seq = {1, 2, 0, 0, 1, 0};
+  const std::vector<SiteId> sites = {1, 2, 0, 0, 1, 0};
+  auto p = make_predictor("match", Options{});
+  ASSERT_TRUE(p.ok());
+  EXPECT_EQ(replay(**p, seq, 5, sites).hits, 1u);
+  // A site that made two different calls is not: the successor guess stands.
+  const std::vector<CallId> seq2 = {1, 2, 0, 3, 1, 2};
+  const std::vector<SiteId> sites2 = {1, 2, 0, 0, 1, 0};
+  auto q = make_predictor("match", Options{});
+  ASSERT_TRUE(q.ok());
+  EXPECT_EQ(replay(**q, seq2, 5, sites2).hits, 1u);
+}
+
 TEST(Match, MemoryIsBoundedByTheHistory) {
   Options o;
   o.match_history = 64;

@@ -202,10 +202,13 @@ class Match final : public Predictor {
   [[nodiscard]] std::string_view name() const noexcept override { return "match"; }
   // With a pre-receive hint, a match whose next call was made at another site is about to break:
   // the call last made at the announced site is offered instead (Tagging's reading).
+  // Without a run, the successor guess gives way to the announced site's call when that site
+  // has made only that call, more than once (LU's receives: one call per site).
   [[nodiscard]] CallId predict(SiteId site) const noexcept override {
     if (site >= at_site_.size() || at_site_[site] == kNoCall) return pred_;
     if (len_ > 0) return sites_hist_[ptr_ & mask_] == site ? pred_ : at_site_[site];
-    return pred_ != kNoCall ? pred_ : at_site_[site];
+    if (pred_ == kNoCall || site_same_[site] >= 2) return at_site_[site];
+    return pred_;
   }
   void observe(Event e) override;
   [[nodiscard]] std::size_t memory_tuples() const noexcept override;
@@ -230,6 +233,8 @@ class Match final : public Predictor {
   std::vector<std::uint8_t> succ_votes_;
   std::size_t succ_entries_ = 0;
   std::vector<CallId> at_site_;  // by SiteId: the call last made there (used with a site hint)
+  // by SiteId: how many times its one call was made there (saturating; 0 once another was)
+  std::vector<std::uint8_t> site_same_;
   std::size_t sites_ = 0;
   CallId pred_ = kNoCall;
   CallId prev_ = kNoCall;
