@@ -62,6 +62,8 @@ cut_under_traffic() {
 }
 
 peer_console() {  # the second guest's last console lines, when it stopped answering
+  # This side first: a cut left in place (qdisc, link state) or an unresolved neighbour.
+  echo "    this host: $(tc qdisc show dev "$dev" | tr '\n' ';') $(ip -br link show "$dev") neighbours: $(ip neigh show dev "$dev" | tr '\n' ';')"
   local c=${AUGUR_SOFTROCE_PEER_CONSOLE:-}
   [ -r "$c" ] || return 0
   echo "    the second host's console, last lines:"
