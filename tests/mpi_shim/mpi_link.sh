@@ -54,11 +54,26 @@ cut_under_traffic() {
   sleep "$hold"
   restore
   held_ms=$(( $(now_ms) - cut_at ))
+  wait_for_peer
   wait $job
   local end
   read -r job_rc end <"$out.rc"
   job_ms=$((end - cut_at))
   sed 's/^/    | /' "$out" | grep -v '^    | augur-stats'
+}
+
+# After a cut, until the second host's augur-hostd answers again (ARP and routes come back in
+# well under a second): the leftover check needs the link; a host that never answers is named.
+wait_for_peer() {
+  local peer=${AUGUR_SOFTROCE_ADDR2:-} t0
+  [ -n "$peer" ] || return 0
+  t0=$(now_ms)
+  for _ in $(seq 60); do
+    timeout 2 bash -c "exec 3<>/dev/tcp/$peer/${AUGUR_HOSTD_PORT:-7117}" 2>/dev/null && return 0
+    sleep 1
+  done
+  echo "    the second host ($peer) did not answer within $(( ($(now_ms) - t0) / 1000 )) s of the link's restoration"
+  peer_console
 }
 
 peer_console() {  # the second guest's last console lines, when it stopped answering
