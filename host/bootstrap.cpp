@@ -421,9 +421,13 @@ Status TcpBootstrap::check_alive(int* dead_rank) {
   if (!got) {
     pollfd pfd{fd_.get(), POLLIN, 0};
     if (::poll(&pfd, 1, 0) <= 0) return Status::Ok();
-    AUGUR_ASSIGN_OR_RETURN(std::size_t n, read_some(fd_.get(), in_));
-    if (n == 0) {
-      aborted_ = Status(Code::kPeerFailure, "bootstrap server closed the connection (launcher gone?)");
+    Result<std::size_t> n = read_some(fd_.get(), in_);
+    if (!n.ok() || *n == 0) {
+      // Closed, reset, or given up by TCP keepalive (ETIMEDOUT: the launcher's host unreachable,
+      // often seconds before the RC retries to a peer on that host run out): every rank is now
+      // out of reach as far as this one knows, which the program sees as failed processes.
+      aborted_ = Status(Code::kPeerFailure, "lost the connection to the bootstrap server (launcher gone or its host "
+                                            "unreachable): " + (n.ok() ? std::string("closed") : n.status().to_string()));
       return aborted_;
     }
     AUGUR_ASSIGN_OR_RETURN(got, take_frame(in_, f));

@@ -15,6 +15,7 @@
 
 #include "../../host/bootstrap_wire.h"
 #include "augur/settings.h"
+#include "augur/unique_fd.h"
 
 namespace augur::host {
 namespace {
@@ -314,6 +315,41 @@ TEST(Bootstrap, CheckAliveNamesTheRankThatDied) {
   dead = -5;
   EXPECT_FALSE(a.value()->check_alive(&dead).ok());  // sticky, and still names the rank
   EXPECT_EQ(dead, 2);
+}
+}  // namespace
+}  // namespace augur::host
+
+namespace augur::host {
+namespace {
+// A launcher whose host drops off the network: the rank's connection is reset (or given up by
+// keepalive, ETIMEDOUT). Every other rank is then out of reach: the program sees failed
+// processes (MPI_ERR_PROC_FAILED), not an unclassified I/O error.
+TEST(Bootstrap, ALostServerConnectionIsAPeerFailure) {
+  const UniqueFd lfd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(::bind(lfd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa), 0);
+  ASSERT_EQ(::listen(lfd.get(), 1), 0);
+  socklen_t len = sizeof sa;
+  ASSERT_EQ(::getsockname(lfd.get(), reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  auto b = TcpBootstrap::connect("127.0.0.1", ntohs(sa.sin_port), 0, 2, std::chrono::seconds(5));
+  ASSERT_TRUE(b.ok()) << b.status().to_string();
+  UniqueFd conn(::accept(lfd.get(), nullptr, nullptr));
+  ASSERT_TRUE(conn.valid());
+  int dead = 7;
+  EXPECT_TRUE(b.value()->check_alive(&dead).ok());
+  const linger rst{1, 0};  // close with a reset
+  ASSERT_EQ(::setsockopt(conn.get(), SOL_SOCKET, SO_LINGER, &rst, sizeof rst), 0);
+  conn.reset();
+  Status s;
+  for (int i = 0; i < 100 && s.ok(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    s = b.value()->check_alive(&dead);
+  }
+  EXPECT_EQ(s.code(), Code::kPeerFailure) << s.to_string();
+  EXPECT_NE(s.message().find("lost the connection to the bootstrap server"), std::string::npos) << s.to_string();
+  EXPECT_EQ(dead, -1);  // no one rank is named: all are out of reach
 }
 }  // namespace
 }  // namespace augur::host
