@@ -172,7 +172,7 @@ Result<EncodedRelation> EncodedRelation::Encode(const Relation& relation, Encodi
       e.pairs_.assign(t.begin(), t.end());
       break;
     case Encoding::kAablk:
-      e.blocks_ = BuildBlocks(t);
+      e.StoreBlocks(BuildBlocks(t));
       break;
     case Encoding::kDmrle:
       e.symbols_ = DifferenceMapRle(t);
@@ -206,10 +206,49 @@ Result<EncodedRelation> EncodedRelation::Encode(const Relation& relation, Encodi
   return e;
 }
 
+// The compact form when one side follows on from block to block and the other side's offsets
+// and the lengths fit in 32 bits; the wide form otherwise.
+void EncodedRelation::StoreBlocks(std::vector<Block> blocks) {
+  constexpr std::uint64_t kMax = std::numeric_limits<std::uint32_t>::max();
+  bool d_follows = true, s_follows = true, s_fits = true, d_fits = true;
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    const Block& b = blocks[i];
+    if (i > 0) {
+      d_follows = d_follows && b.d == blocks[i - 1].d + blocks[i - 1].len;
+      s_follows = s_follows && b.s == blocks[i - 1].s + blocks[i - 1].len;
+    }
+    s_fits = s_fits && b.s <= kMax && b.len <= kMax;
+    d_fits = d_fits && b.d <= kMax && b.len <= kMax;
+  }
+  implicit_ = d_follows && s_fits ? ImplicitSide::kDestination
+              : s_follows && d_fits ? ImplicitSide::kSource
+                                    : ImplicitSide::kNone;
+  if (implicit_ == ImplicitSide::kNone || blocks.empty()) {
+    implicit_ = ImplicitSide::kNone;
+    blocks_ = std::move(blocks);
+    return;
+  }
+  const bool dst = implicit_ == ImplicitSide::kDestination;
+  implicit_base_ = dst ? blocks[0].d : blocks[0].s;
+  packed_.reserve(blocks.size());
+  for (const Block& b : blocks) {
+    packed_.push_back(PackedBlock{static_cast<std::uint32_t>(dst ? b.s : b.d), static_cast<std::uint32_t>(b.len)});
+  }
+}
+
+std::vector<Block> EncodedRelation::blocks() const {
+  std::vector<Block> out;
+  if (encoding_ != Encoding::kAablk) return out;
+  detail::ForEachRun(*this, [&](std::uint64_t s, std::uint64_t d, std::uint64_t len, std::int64_t, std::int64_t) {
+    out.push_back(Block{s, d, len});
+  });
+  return out;
+}
+
 std::uint64_t EncodedRelation::size_bytes() const noexcept {
   switch (encoding_) {
     case Encoding::kAapair: return pairs_.size() * sizeof(Tuple);
-    case Encoding::kAablk: return blocks_.size() * sizeof(Block);
+    case Encoding::kAablk: return blocks_.size() * sizeof(Block) + packed_.size() * sizeof(PackedBlock);
     case Encoding::kDmrle: return symbols_.size() * sizeof(Symbol);
     case Encoding::kDmrlec: return symbols_.size() * sizeof(Symbol) + keys_.size() * sizeof(std::uint64_t);
     case Encoding::kNested: return nests_.size() * sizeof(Nest) + runs_.size() * sizeof(Run);
@@ -220,7 +259,7 @@ std::uint64_t EncodedRelation::size_bytes() const noexcept {
 std::uint64_t EncodedRelation::decode_steps() const noexcept {
   switch (encoding_) {
     case Encoding::kAapair: return pairs_.size();
-    case Encoding::kAablk: return blocks_.size();
+    case Encoding::kAablk: return blocks_.size() + packed_.size();
     case Encoding::kDmrle: return symbols_.size();
     case Encoding::kDmrlec: return key_count_;
     case Encoding::kNested: {

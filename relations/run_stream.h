@@ -37,9 +37,27 @@ inline void ForEachRun(const EncodedRelation& e, F&& f) {
     case Encoding::kAapair:
       for (const Tuple& t : e.pairs()) f(t.src, t.dst, std::uint64_t{1}, std::int64_t{1}, std::int64_t{1});
       return;
-    case Encoding::kAablk:
-      for (const Block& b : e.blocks()) f(b.s, b.d, b.len, std::int64_t{1}, std::int64_t{1});
+    case Encoding::kAablk: {
+      std::uint64_t at = e.implicit_base();
+      switch (e.implicit_side()) {
+        case ImplicitSide::kNone:
+          for (const Block& b : e.wide_blocks()) f(b.s, b.d, b.len, std::int64_t{1}, std::int64_t{1});
+          return;
+        case ImplicitSide::kDestination:
+          for (const PackedBlock& b : e.packed_blocks()) {
+            f(std::uint64_t{b.x}, at, std::uint64_t{b.len}, std::int64_t{1}, std::int64_t{1});
+            at += b.len;
+          }
+          return;
+        case ImplicitSide::kSource:
+          for (const PackedBlock& b : e.packed_blocks()) {
+            f(at, std::uint64_t{b.x}, std::uint64_t{b.len}, std::int64_t{1}, std::int64_t{1});
+            at += b.len;
+          }
+          return;
+      }
       return;
+    }
     case Encoding::kDmrle: {
       std::uint64_t cs = 0;
       std::uint64_t cd = 0;

@@ -57,6 +57,17 @@ struct Nest {
   friend bool operator==(const Nest&, const Nest&) = default;
 };
 
+// AABLK's compact stored form: per block, one side's element offset and the length, 32 bits
+// each; the other side is implicit (each block follows the previous one there), as it is in
+// every pack and unpack relation. 8 bytes a block instead of Block's 24: an irregular indexed
+// type's blocks then take as much memory as the program's own displacement and length arrays.
+struct PackedBlock {
+  std::uint32_t x = 0;
+  std::uint32_t len = 0;
+};
+static_assert(sizeof(PackedBlock) == 8);
+enum class ImplicitSide : std::uint8_t { kNone, kDestination, kSource };
+
 class EncodedRelation {
  public:
   EncodedRelation() = default;
@@ -81,7 +92,14 @@ class EncodedRelation {
 
   // The stored form, for tests and tools.
   [[nodiscard]] const std::vector<Tuple>& pairs() const noexcept { return pairs_; }
-  [[nodiscard]] const std::vector<Block>& blocks() const noexcept { return blocks_; }
+  // AABLK: the blocks, decoded; stored either as PackedBlock (implicit_side() names the side
+  // left out, implicit_base() where it starts) or, when neither side follows on or an offset
+  // passes 2^32, as Block (wide_blocks()).
+  [[nodiscard]] std::vector<Block> blocks() const;
+  [[nodiscard]] ImplicitSide implicit_side() const noexcept { return implicit_; }
+  [[nodiscard]] std::uint64_t implicit_base() const noexcept { return implicit_base_; }
+  [[nodiscard]] const std::vector<PackedBlock>& packed_blocks() const noexcept { return packed_; }
+  [[nodiscard]] const std::vector<Block>& wide_blocks() const noexcept { return blocks_; }
   // DMRLE: the symbol sequence; DMRLEC: the dictionary of unique symbols.
   [[nodiscard]] const std::vector<Symbol>& symbols() const noexcept { return symbols_; }
   [[nodiscard]] const std::vector<std::uint64_t>& key_words() const noexcept { return keys_; }
@@ -99,7 +117,11 @@ class EncodedRelation {
   Order order_ = Order::kSourceFirst;
 
   std::vector<Tuple> pairs_;          // AAPAIR
-  std::vector<Block> blocks_;         // AABLK
+  std::vector<Block> blocks_;         // AABLK, wide form
+  std::vector<PackedBlock> packed_;   // AABLK, compact form
+  ImplicitSide implicit_ = ImplicitSide::kNone;
+  std::uint64_t implicit_base_ = 0;
+  void StoreBlocks(std::vector<Block> blocks);
   std::vector<Symbol> symbols_;       // DMRLE sequence, or DMRLEC dictionary
   std::vector<std::uint64_t> keys_;   // DMRLEC: key_count_ keys of key_bits_ bits, LSB first
   std::uint64_t key_count_ = 0;
