@@ -375,16 +375,9 @@ void Match::observe(Event e) {
       succ_votes_.resize(n, 0);
     }
     CallId& s = succ_[prev_];
-    std::uint8_t& v = succ_votes_[prev_];
     if (s == kNoCall) ++succ_entries_;
-    if (s == c) {
-      v = std::min<std::uint8_t>(v + 1, kMaxVotes);
-    } else if (s != kNoCall && v > 1) {
-      --v;  // one other successor does not displace a usual one (MG's extra exchange)
-    } else {
-      s = c;
-      v = 1;
-    }
+    // One other successor does not displace a usual one (MG's extra exchange).
+    if (keep_or_replace(s != kNoCall, s == c, succ_votes_[prev_])) s = c;
   }
   prev_ = c;
   if (e.site != kNoSite) {
@@ -437,15 +430,24 @@ void Match::observe(Event e) {
 // Recency alone follows a one-off detour the next time the context recurs.
 void Match::vote(std::uint64_t& slot, std::uint8_t& votes, CallId c) const noexcept {
   const bool live = slot != 0 && n_ - (slot - 1) < mask_;
-  if (live && hist_[(slot - 1) & mask_] == c) {
-    slot = n_ + 1;  // the newest occurrence that went the same way
+  // Agreeing, the newest occurrence that went the same way replaces the older one too.
+  const bool agrees = live && hist_[(slot - 1) & mask_] == c;
+  if (keep_or_replace(live, agrees, votes) || agrees) slot = n_ + 1;
+}
+
+// The voting rule of both: an entry that agrees gains a vote (up to kMaxVotes), one that does not
+// loses one, and is replaced (true) when it had only one or held nothing.
+bool Match::keep_or_replace(bool held, bool agrees, std::uint8_t& votes) noexcept {
+  if (held && agrees) {
     votes = std::min<std::uint8_t>(votes + 1, kMaxVotes);
-  } else if (live && votes > 1) {
-    --votes;
-  } else {
-    slot = n_ + 1;
-    votes = 1;
+    return false;
   }
+  if (held && votes > 1) {
+    --votes;
+    return false;
+  }
+  votes = 1;
+  return true;
 }
 
 std::size_t Match::predict_k(SiteId site, std::span<CallId> out) const {

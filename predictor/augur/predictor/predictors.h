@@ -217,6 +217,7 @@ class Match final : public Predictor {
  private:
   [[nodiscard]] std::uint64_t context_hash(std::uint32_t k) const noexcept;
   void vote(std::uint64_t& slot, std::uint8_t& votes, CallId c) const noexcept;
+  static bool keep_or_replace(bool held, bool agrees, std::uint8_t& votes) noexcept;
   static constexpr std::uint8_t kMaxVotes = 2;
   std::uint32_t min_;
   std::uint64_t mask_;          // history ring
