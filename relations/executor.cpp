@@ -330,6 +330,49 @@ void ExecuteNested(const EncodedRelation& e, const std::byte* src, std::byte* ds
   c.Finish();
 }
 
+// A block of n bytes, 8 <= n <= 64, copied with a fixed sequence of loads and stores whatever
+// n is: 16-byte word i goes at min(16 i, n - 16) (two 8-byte words below 16), so the last
+// words overlap and every store lands inside the block. Irregular block lengths (an indexed
+// type of 1-8 doubles) then cost no mispredicted branch per block, where a loop over the length
+// mispredicts on most blocks once other code has evicted the lengths' pattern from the branch
+// predictor (pack_time's indexed shape: 0.49 of a plain loop before, 1.5 after).
+inline void CopyUpTo64(std::byte* d, const std::byte* s, std::size_t n) {
+  if (n >= 16) {
+    for (std::size_t i = 0; i < 4; ++i) {
+      const std::size_t o = std::min<std::size_t>(16 * i, n - 16);
+      unsigned char w[16];
+      std::memcpy(w, s + o, 16);
+      std::memcpy(d + o, w, 16);
+    }
+    return;
+  }
+  std::uint64_t a, b;
+  std::memcpy(&a, s, 8);
+  std::memcpy(&b, s + n - 8, 8);
+  std::memcpy(d, &a, 8);
+  std::memcpy(d + n - 8, &b, 8);
+}
+
+// AABLK in its compact form with the packed side implicit (every pack and unpack relation of a
+// datatype): each block is one contiguous copy at the next packed position. Blocks are not
+// merged; small ones take CopyUpTo64.
+template <Op kOp>
+void ExecuteBlocks(const EncodedRelation& e, const std::byte* src, std::byte* dst, std::size_t es) {
+  std::size_t pos = 0;  // bytes into the packed buffer
+  for (const PackedBlock& b : e.packed_blocks()) {
+    const std::size_t n = std::size_t{b.len} * es;
+    const std::size_t x = std::size_t{b.x} * es;
+    std::byte* d = kOp == Op::kPack ? dst + pos : dst + x;
+    const std::byte* s = kOp == Op::kPack ? src + x : src + pos;
+    if (n - 8 <= 56) {
+      CopyUpTo64(d, s, n);
+    } else {
+      std::memcpy(d, s, n);
+    }
+    pos += n;
+  }
+}
+
 // One element-size specialisation of one operation over any run stream. flatten: the decoder,
 // the coalescer and the copy loop become one loop nest with its state in registers (without
 // it GCC keeps the per-key lambda out of line).
@@ -339,6 +382,11 @@ __attribute__((flatten)) void Execute(const Stream& stream, const std::byte* src
   if constexpr (kOp != Op::kCopy && std::is_same_v<Stream, EncodedStream>) {
     if (stream.e.encoding() == Encoding::kNested) {
       ExecuteNested<kOp, kEs>(stream.e, src, dst, es);
+      return;
+    }
+    if (stream.e.encoding() == Encoding::kAablk &&
+        stream.e.implicit_side() == (kOp == Op::kPack ? ImplicitSide::kDestination : ImplicitSide::kSource)) {
+      ExecuteBlocks<kOp>(stream.e, src, dst, kEs != 0 ? kEs : es);
       return;
     }
   }
