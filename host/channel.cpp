@@ -181,9 +181,9 @@ Result<bool> Channel::try_send(proto::MsgType type, std::uint32_t context, std::
 }
 
 Result<bool> Channel::try_send_gather(std::uint32_t context, std::int32_t tag, std::uint32_t length,
-                                      std::span<const IoRun> runs) {
+                                      const relations::Layout& from) {
   return send_filled(proto::MsgType::kEager, context, tag, length, length,
-                     [&](std::byte* out) { gather(runs, out, length); });
+                     [&](std::byte* out) { relations::GatherRuns(from, out, length); });
 }
 
 std::byte* Channel::next_send_slot() { return send_ring_.data() + (sent_ % cfg_.slots) * slot_bytes_; }
@@ -289,8 +289,8 @@ Result<bool> Channel::try_send_direct(std::uint32_t slot, const proto::CreditEnt
 }
 
 Result<bool> Channel::try_send_direct_gather(std::uint32_t slot, const proto::CreditEntry& e, std::uint32_t length,
-                                             std::span<const IoRun> runs) {
-  return send_direct_filled(slot, e, length, [&](std::byte* out) { gather(runs, out, length); });
+                                             const relations::Layout& from) {
+  return send_direct_filled(slot, e, length, [&](std::byte* out) { relations::GatherRuns(from, out, length); });
 }
 
 Status Channel::post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey) {

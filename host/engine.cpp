@@ -195,7 +195,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
     ++counters_.sge_sends;
     if (dest == rank_) {  // matched locally from a packed copy, as a contiguous send to oneself
       std::vector<std::byte> packed(len);
-      gather(req->runs, packed.data(), len);
+      relations::GatherRuns(req->layout(), packed.data(), len);
       req->runs.clear();  // from here on a contiguous send of the packed copy
       return start_send(req, packed.data(), len, dest, tag, context, synchronous);
     }
@@ -229,7 +229,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   if (peer.dead) return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
   const bool eager = len <= cfg_.eager_limit && !synchronous;
   if (eager && peer.out.empty()) {  // nothing queued ahead of it: send now, no queue entry
-    AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(peer, context, tag, buf, static_cast<std::uint32_t>(len), req->runs));
+    AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(peer, context, tag, buf, static_cast<std::uint32_t>(len), req->layout()));
     if (path != Path::kNone) {
       finish(*req, path);  // copied into the send slot: the user buffer is free
       return Status::Ok();
@@ -245,7 +245,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
     m.user = buf;
     m.gather = !req->runs.empty();  // straight from the runs into the send slot
   } else if (!req->runs.empty()) {
-    AUGUR_ASSIGN_OR_RETURN(m.body, run_list_rts(req->runs, len, m.pins));
+    AUGUR_ASSIGN_OR_RETURN(m.body, run_list_rts(req->layout(), len, m.pins));
     m.type = proto::MsgType::kRtsRuns;
   } else {
     m.type = proto::MsgType::kRts;
@@ -306,7 +306,7 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
   if (layout) ++counters_.sge_recvs;
   if (msg.type == proto::MsgType::kEager) {
     if (layout) {
-      scatter(msg.payload.data(), n, r.runs);  // never past the layout
+      relations::ScatterRuns(msg.payload.data(), n, r.layout());  // never past the layout
     } else if (n > 0) {
       std::memcpy(recv.buf, msg.payload.data(), n);  // never past the buffer
     }

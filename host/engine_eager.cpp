@@ -19,12 +19,12 @@ namespace augur::host {
 
 
 AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user,
-                                std::uint32_t length, std::span<const IoRun> runs) {
+                                std::uint32_t length, const relations::Layout& from) {
   const std::uint32_t seq = p.ch->next_seq();
-  const std::span<const std::byte> body(static_cast<const std::byte*>(user), runs.empty() ? length : 0);
+  const std::span<const std::byte> body(static_cast<const std::byte*>(user), from.empty() ? length : 0);
   auto bounce = [&]() -> Result<bool> {
-    return runs.empty() ? p.ch->try_send(proto::MsgType::kEager, context, tag, length, body)
-                        : p.ch->try_send_gather(context, tag, length, runs);
+    return from.empty() ? p.ch->try_send(proto::MsgType::kEager, context, tag, length, body)
+                        : p.ch->try_send_gather(context, tag, length, from);
   };
   // Only a sender that may use credits needs to know what it sent last per envelope.
   if (cfg_.steering == Steering::kOff) {
@@ -35,8 +35,8 @@ AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, s
   // Below direct_min the copy is cheaper than a direct write; bouncing is always safe (the
   // receiver then holds any credit for this envelope void).
   if (auto credit = length >= cfg_.direct_min ? p.credits->usable(*p.ch, context, tag, length) : std::nullopt) {
-    AUGUR_ASSIGN_OR_RETURN(bool sent, runs.empty() ? p.ch->try_send_direct(credit->first, credit->second, body)
-                                                   : p.ch->try_send_direct_gather(credit->first, credit->second, length, runs));
+    AUGUR_ASSIGN_OR_RETURN(bool sent, from.empty() ? p.ch->try_send_direct(credit->first, credit->second, body)
+                                                   : p.ch->try_send_direct_gather(credit->first, credit->second, length, from));
     if (!sent) return Path::kNone;
     ++counters_.direct_sends;
     path = Path::kDirect;
@@ -55,7 +55,7 @@ Status Engine::push_sends(int peer) {
     OutMsg& m = p.out.front();
     if (m.type == proto::MsgType::kEager) {
       AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(p, m.context, m.tag, m.user, m.length,
-                                                   m.gather ? std::span<const IoRun>(m.req->runs) : std::span<const IoRun>()));
+                                                   m.gather ? m.req->layout() : relations::Layout{}));
       if (path == Path::kNone) break;  // out of credits: the rest waits, in order
       finish(*m.req, path);            // copied into the send slot: the user buffer is free
       p.out.pop_front();

@@ -14,28 +14,21 @@ namespace augur::host {
 
 namespace {
 
+constexpr std::uint64_t kMaxMessage = 0xffffffffu;
+
 // Zero-length runs dropped, adjacent runs merged: the fewest runs for the same message.
-Result<std::vector<IoRun>> normalize(std::span<const IoRun> runs) {
-  std::vector<IoRun> out;
-  out.reserve(runs.size());
-  std::uint64_t total = 0;
-  for (const IoRun& r : runs) {
-    if (r.length == 0) continue;
-    if (r.addr == nullptr) return Status(Code::kInvalidArgument, "null run address with a non-zero length");
-    total += r.length;
-    if (total > 0xffffffffu) return Status(Code::kInvalidArgument, "messages are limited to 4 GiB - 1 bytes");
-    if (!out.empty() && out.back().addr + out.back().length == r.addr) {
-      out.back().length += r.length;
-    } else {
-      out.push_back(r);
-    }
+Result<std::vector<relations::ByteRun>> normalize(const relations::Layout& layout) {
+  if (layout.base == nullptr && relations::RunBytes(layout.runs) > 0) {
+    return Status(Code::kInvalidArgument, "null layout base with a non-zero length");
   }
+  Result<std::vector<relations::ByteRun>> out = relations::NormalizeRuns(layout.runs, kMaxMessage);
+  if (!out.ok()) return out.status().context("messages are limited to 4 GiB - 1 bytes");
   return out;
 }
 
 // A receive layout: normalized, and within the scatter limit when it is not one run.
-Result<std::vector<IoRun>> receive_runs(std::span<const IoRun> runs, std::uint32_t max_runs) {
-  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, normalize(runs));
+Result<std::vector<relations::ByteRun>> receive_runs(const relations::Layout& layout, std::uint32_t max_runs) {
+  AUGUR_ASSIGN_OR_RETURN(std::vector<relations::ByteRun> norm, normalize(layout));
   if (norm.size() > 1 && norm.size() > max_runs) {
     return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the scatter limit of " +
                                               std::to_string(max_runs) + ": receive packed");
@@ -49,20 +42,22 @@ std::uint32_t Engine::max_layout_runs() const noexcept {
   return std::min(cfg_.sge_max_runs, proto::max_remote_runs(cfg_.eager_limit));
 }
 
-Result<RequestPtr> Engine::isendv(std::span<const IoRun> runs, int dest, std::int32_t tag, std::uint32_t context,
+Result<RequestPtr> Engine::isendv(const relations::Layout& layout, int dest, std::int32_t tag, std::uint32_t context,
                                   bool synchronous) {
   AUGUR_RETURN_IF_ERROR(check_send(dest, tag));
-  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, normalize(runs));
+  AUGUR_ASSIGN_OR_RETURN(std::vector<relations::ByteRun> norm, normalize(layout));
   if (norm.size() <= 1) {
     return norm.empty() ? isend(nullptr, 0, dest, tag, context, synchronous)
-                        : isend(norm[0].addr, norm[0].length, dest, tag, context, synchronous);
+                        : isend(layout.at(norm[0]), static_cast<std::size_t>(norm[0].length), dest, tag, context,
+                                synchronous);
   }
   if (norm.size() > max_layout_runs()) {
     return Status(Code::kInvalidArgument, std::to_string(norm.size()) + " runs exceed the gather limit of " +
                                               std::to_string(max_layout_runs()) + ": pack them");
   }
-  const std::size_t len = layout_bytes(norm);
+  const auto len = static_cast<std::size_t>(relations::RunBytes(norm));
   auto req = std::make_shared<Request>();
+  req->base = layout.base;
   req->runs = std::move(norm);
   if (driver_.assisted()) {
     enqueue(Command::Kind::kSendV,
@@ -73,13 +68,15 @@ Result<RequestPtr> Engine::isendv(std::span<const IoRun> runs, int dest, std::in
   return req;
 }
 
-Result<RequestPtr> Engine::irecvv(std::span<const IoRun> runs, int source, std::int32_t tag, std::uint32_t context) {
+Result<RequestPtr> Engine::irecvv(const relations::Layout& layout, int source, std::int32_t tag, std::uint32_t context) {
   AUGUR_RETURN_IF_ERROR(check_recv(source, tag));
-  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, receive_runs(runs, max_layout_runs()));
+  AUGUR_ASSIGN_OR_RETURN(std::vector<relations::ByteRun> norm, receive_runs(layout, max_layout_runs()));
   if (norm.size() <= 1) {
-    return norm.empty() ? irecv(nullptr, 0, source, tag, context) : irecv(norm[0].addr, norm[0].length, source, tag, context);
+    return norm.empty() ? irecv(nullptr, 0, source, tag, context)
+                        : irecv(layout.at(norm[0]), static_cast<std::size_t>(norm[0].length), source, tag, context);
   }
   auto req = std::make_shared<Request>();
+  req->base = layout.base;
   req->runs = std::move(norm);
   if (driver_.assisted()) {
     enqueue(Command::Kind::kRecvV, {.req = req, .peer = source, .tag = tag, .context = context});
@@ -89,13 +86,17 @@ Result<RequestPtr> Engine::irecvv(std::span<const IoRun> runs, int source, std::
   return req;
 }
 
-Result<RequestPtr> Engine::imrecvv(std::uint64_t message, std::span<const IoRun> runs) {
-  AUGUR_ASSIGN_OR_RETURN(std::vector<IoRun> norm, receive_runs(runs, max_layout_runs()));
-  if (norm.size() <= 1) return norm.empty() ? imrecv(message, nullptr, 0) : imrecv(message, norm[0].addr, norm[0].length);
+Result<RequestPtr> Engine::imrecvv(std::uint64_t message, const relations::Layout& layout) {
+  AUGUR_ASSIGN_OR_RETURN(std::vector<relations::ByteRun> norm, receive_runs(layout, max_layout_runs()));
+  if (norm.size() <= 1) {
+    return norm.empty() ? imrecv(message, nullptr, 0)
+                        : imrecv(message, layout.at(norm[0]), static_cast<std::size_t>(norm[0].length));
+  }
   auto req = std::make_shared<Request>();
+  req->base = layout.base;
   req->runs = std::move(norm);
-  void* first = req->runs[0].addr;
-  const std::size_t total = layout_bytes(req->runs);
+  void* first = layout.at(req->runs[0]);
+  const auto total = static_cast<std::size_t>(relations::RunBytes(req->runs));
   return receive_taken(message, req, first, total);
 }
 
@@ -105,7 +106,7 @@ Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t
     return Status::Ok();
   }
   // Never credited: a direct write targets one remote range.
-  PostedRecv recv{req, req->runs[0].addr, layout_bytes(req->runs), source};
+  PostedRecv recv{req, req->layout().at(req->runs[0]), static_cast<std::size_t>(relations::RunBytes(req->runs)), source};
   if (auto m = match_.post({context, source, tag}, recv)) AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
   // Seen by the predictor (its cycles include this call) with no size, so nothing is staged for it.
   if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(observe_receive(recv.buf, 0, source, tag, context, true));

@@ -24,26 +24,26 @@ struct PinnedLayout {
 
 // Registers a layout: its covering range in one region when that range is not much more than
 // the data (one key, one cache entry), else run by run (gaps may be unmapped or huge).
-Result<PinnedLayout> pin_layout(nic::RegCache& cache, std::span<const IoRun> runs, bool remote) {
+Result<PinnedLayout> pin_layout(nic::RegCache& cache, const relations::Layout& layout, bool remote) {
   PinnedLayout out;
-  std::byte* lo = runs[0].addr;
-  std::byte* hi = runs[0].addr + runs[0].length;
-  std::size_t total = 0;
-  for (const IoRun& r : runs) {
-    lo = std::min(lo, r.addr);
-    hi = std::max(hi, r.addr + r.length);
-    total += r.length;
+  std::int64_t lo = layout.runs[0].offset;
+  std::int64_t hi = lo + layout.runs[0].length;
+  std::uint64_t total = 0;
+  for (const relations::ByteRun& r : layout.runs) {
+    lo = std::min(lo, r.offset);
+    hi = std::max(hi, r.offset + r.length);
+    total += static_cast<std::uint64_t>(r.length);
   }
   const auto span = static_cast<std::size_t>(hi - lo);
-  if (span <= std::max<std::size_t>(4 * total, std::size_t{1} << 20)) {
-    if (Result<nic::RegCache::Handle> h = cache.acquire(lo, span); h.ok()) {
-      out.keys.assign(runs.size(), remote ? h->rkey() : h->lkey());
+  if (span <= std::max<std::uint64_t>(4 * total, std::uint64_t{1} << 20)) {
+    if (Result<nic::RegCache::Handle> h = cache.acquire(layout.base + lo, span); h.ok()) {
+      out.keys.assign(layout.runs.size(), remote ? h->rkey() : h->lkey());
       out.pins.push_back(std::move(h.value()));
       return out;
     }
   }
-  for (const IoRun& r : runs) {
-    AUGUR_ASSIGN_OR_RETURN(nic::RegCache::Handle h, cache.acquire(r.addr, r.length));
+  for (const relations::ByteRun& r : layout.runs) {
+    AUGUR_ASSIGN_OR_RETURN(nic::RegCache::Handle h, cache.acquire(layout.at(r), static_cast<std::size_t>(r.length)));
     out.keys.push_back(remote ? h.rkey() : h.lkey());
     out.pins.push_back(std::move(h));
   }
@@ -113,12 +113,13 @@ Status Engine::on_fin(int peer, std::uint32_t rts_seq) {
   return Status::Ok();
 }
 
-Result<std::vector<std::byte>> Engine::run_list_rts(std::span<const IoRun> runs, std::size_t len,
+Result<std::vector<std::byte>> Engine::run_list_rts(const relations::Layout& layout, std::size_t len,
                                                     std::vector<nic::RegCache::Handle>& pins) {
-  AUGUR_ASSIGN_OR_RETURN(PinnedLayout pinned, pin_layout(*send_cache_, runs, true));
-  std::vector<proto::RemoteRun> remote(runs.size());
+  AUGUR_ASSIGN_OR_RETURN(PinnedLayout pinned, pin_layout(*send_cache_, layout, true));
+  std::vector<proto::RemoteRun> remote(layout.runs.size());
   for (std::size_t i = 0; i < remote.size(); ++i) {
-    remote[i] = {reinterpret_cast<std::uintptr_t>(runs[i].addr), static_cast<std::uint32_t>(runs[i].length), pinned.keys[i]};
+    const relations::ByteRun& r = layout.runs[i];
+    remote[i] = {reinterpret_cast<std::uintptr_t>(layout.at(r)), static_cast<std::uint32_t>(r.length), pinned.keys[i]};
   }
   std::vector<std::byte> body(proto::run_list_bytes(remote.size()));
   proto::encode_run_list(len, remote, body);
@@ -130,8 +131,9 @@ Status Engine::start_layout_read(int peer, PendingRead& pr) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   std::vector<proto::RemoteRun> remote = std::move(pr.remote_runs);
   if (remote.empty()) remote.push_back({pr.remote.addr, static_cast<std::uint32_t>(pr.remote.length), pr.remote.rkey});
-  const std::vector<IoRun> one{{pr.buf, pr.n}};
-  const std::span<const IoRun> local = pr.req->runs.empty() ? std::span<const IoRun>(one) : std::span<const IoRun>(pr.req->runs);
+  const relations::ByteRun one[] = {{0, static_cast<std::int64_t>(pr.n)}};
+  const relations::Layout local =
+      pr.req->runs.empty() ? relations::Layout{static_cast<std::byte*>(pr.buf), one} : pr.req->layout();
   Result<PinnedLayout> pinned = pin_layout(*recv_cache_, local, false);
   if (!pinned.ok()) {  // this receive fails (nothing read); the sender is released
     finish(*pr.req, Path::kNone, pinned.status().context("registering the receive layout"));

@@ -5,27 +5,7 @@
 
 namespace augur::host {
 
-void gather(std::span<const IoRun> runs, std::byte* out, std::size_t n) noexcept {
-  for (const IoRun& r : runs) {
-    if (n == 0) return;
-    const std::size_t k = std::min(n, r.length);
-    std::memcpy(out, r.addr, k);
-    out += k;
-    n -= k;
-  }
-}
-
-void scatter(const std::byte* in, std::size_t n, std::span<const IoRun> runs) noexcept {
-  for (const IoRun& r : runs) {
-    if (n == 0) return;
-    const std::size_t k = std::min(n, r.length);
-    std::memcpy(r.addr, in, k);
-    in += k;
-    n -= k;
-  }
-}
-
-ReadPlan plan_reads(std::span<const proto::RemoteRun> remote, std::span<const IoRun> local,
+ReadPlan plan_reads(std::span<const proto::RemoteRun> remote, const relations::Layout& local,
                     std::span<const std::uint32_t> lkeys, std::size_t n, std::uint32_t max_sge, std::uint32_t max_bytes) {
   ReadPlan plan;
   std::size_t ri = 0, li = 0;
@@ -36,20 +16,21 @@ ReadPlan plan_reads(std::span<const proto::RemoteRun> remote, std::span<const Io
     ReadWr wr{r.addr + roff, r.rkey, static_cast<std::uint32_t>(plan.sges.size()), 0};
     std::uint64_t in_wr = 0;
     // Fill this READ from the remote run's rest, slice by local slice.
-    while (n > 0 && roff < r.length && li < local.size() && wr.count < max_sge && in_wr < max_bytes) {
-      const IoRun& l = local[li];
+    while (n > 0 && roff < r.length && li < local.runs.size() && wr.count < max_sge && in_wr < max_bytes) {
+      const relations::ByteRun& l = local.runs[li];
       if (l.length == 0) {
         ++li;
         continue;
       }
-      const std::uint64_t take = std::min<std::uint64_t>({l.length - loff, r.length - roff, n, max_bytes - in_wr});
-      plan.sges.push_back({reinterpret_cast<std::uintptr_t>(l.addr) + loff, static_cast<std::uint32_t>(take), lkeys[li]});
+      const auto length = static_cast<std::size_t>(l.length);
+      const std::uint64_t take = std::min<std::uint64_t>({length - loff, r.length - roff, n, max_bytes - in_wr});
+      plan.sges.push_back({reinterpret_cast<std::uintptr_t>(local.at(l)) + loff, static_cast<std::uint32_t>(take), lkeys[li]});
       ++wr.count;
       in_wr += take;
       roff += take;
       loff += take;
       n -= take;
-      if (loff == l.length) {
+      if (loff == length) {
         ++li;
         loff = 0;
       }

@@ -454,7 +454,7 @@ template <class R>
 std::uint64_t DstNeed(Op op, const R& r) { return op == Op::kPack ? r.payload_bytes() / r.elem_size() : r.dst_extent(); }
 
 template <Op kOp, class R, class Stream>
-Status Run(const R& r, const Stream& stream, std::span<const std::byte> src, std::span<std::byte> dst) {
+Status RunOp(const R& r, const Stream& stream, std::span<const std::byte> src, std::span<std::byte> dst) {
   AUGUR_RETURN_IF_ERROR(CheckBuffers(src, SrcNeed(kOp, r), dst, DstNeed(kOp, r), r.elem_size()));
   if (r.payload_bytes() == 0) return Status::Ok();
   Dispatch<kOp>(stream, src.data(), dst.data(), r.elem_size());
@@ -501,22 +501,22 @@ Status UnpackPrefix(const EncodedRelation& r, std::span<const std::byte> in, std
 }
 
 Status Pack(const EncodedRelation& r, std::span<const std::byte> src, std::span<std::byte> out) {
-  return Run<Op::kPack>(r, EncodedStream{r}, src, out);
+  return RunOp<Op::kPack>(r, EncodedStream{r}, src, out);
 }
 Status Unpack(const EncodedRelation& r, std::span<const std::byte> in, std::span<std::byte> dst) {
-  return Run<Op::kUnpack>(r, EncodedStream{r}, in, dst);
+  return RunOp<Op::kUnpack>(r, EncodedStream{r}, in, dst);
 }
 Status Copy(const EncodedRelation& r, std::span<const std::byte> src, std::span<std::byte> dst) {
-  return Run<Op::kCopy>(r, EncodedStream{r}, src, dst);
+  return RunOp<Op::kCopy>(r, EncodedStream{r}, src, dst);
 }
 Status Pack(const Relation& r, std::span<const std::byte> src, std::span<std::byte> out) {
-  return Run<Op::kPack>(r, TupleStream{r}, src, out);
+  return RunOp<Op::kPack>(r, TupleStream{r}, src, out);
 }
 Status Unpack(const Relation& r, std::span<const std::byte> in, std::span<std::byte> dst) {
-  return Run<Op::kUnpack>(r, TupleStream{r}, in, dst);
+  return RunOp<Op::kUnpack>(r, TupleStream{r}, in, dst);
 }
 Status Copy(const Relation& r, std::span<const std::byte> src, std::span<std::byte> dst) {
-  return Run<Op::kCopy>(r, TupleStream{r}, src, dst);
+  return RunOp<Op::kCopy>(r, TupleStream{r}, src, dst);
 }
 
 Result<EncodedRelation> EncodeFastestMeasured(const Relation& relation, int rounds,

@@ -25,23 +25,21 @@ void set_count(MPI_Status* st, std::int64_t n) {
 }
 bool ignore(const MPI_Status* st) { return st == MPI_STATUS_IGNORE || st == nullptr; }
 
-// The runs of `count` copies of `t` at `buf` in packed order (adjacent ones merged), if there
-// are few enough for the engine's gather/scatter lists; else empty: pack.
-std::vector<host::IoRun> layout_of(const void* buf, std::int64_t count, const Type& t) {
-  std::vector<host::IoRun> out;
+// The runs of `count` copies of `t` (offsets from the buffer pointer, packed order, adjacent
+// ones merged), if there are few enough for the engine's gather/scatter lists; else empty: pack.
+std::vector<relations::ByteRun> runs_of(std::int64_t count, const Type& t) {
+  std::vector<relations::ByteRun> out;
   const std::uint64_t limit = S().engine->max_layout_runs();
   // Copies may merge (a resized type whose runs abut), so look a little past the limit.
   if (limit < 2 || static_cast<std::uint64_t>(count) * t.runs.size() > 4 * limit) return out;
-  auto* base = static_cast<std::byte*>(const_cast<void*>(buf));  // sends only read through it
   for (std::int64_t k = 0; k < count; ++k) {
-    std::byte* copy = base + k * t.extent;
-    for (const auto& run : t.runs) {
+    for (const relations::ByteRun& run : t.runs) {
       if (run.length == 0) continue;
-      std::byte* at = copy + run.offset;
-      if (!out.empty() && out.back().addr + out.back().length == at) {
-        out.back().length += static_cast<std::size_t>(run.length);
+      const std::int64_t at = k * t.extent + run.offset;
+      if (!out.empty() && out.back().offset + out.back().length == at) {
+        out.back().length += run.length;
       } else {
-        out.push_back({at, static_cast<std::size_t>(run.length)});
+        out.push_back({at, run.length});
         if (out.size() > limit) return {};
       }
     }
@@ -72,8 +70,11 @@ Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, in
   const void* data = nullptr;
   if (n > 0 && t->contig) {
     data = static_cast<const std::byte*>(buf) + t->runs[0].offset;
-  } else if (std::vector<host::IoRun> runs = n > 0 ? layout_of(buf, count, *t) : std::vector<host::IoRun>{}; !runs.empty()) {
-    auto er = S().engine->isendv(runs, c->world[static_cast<std::size_t>(peer)], tag, ctx, synchronous);
+  } else if (std::vector<relations::ByteRun> runs = n > 0 ? runs_of(count, *t) : std::vector<relations::ByteRun>{};
+             !runs.empty()) {
+    // The engine only reads through a send layout's base.
+    const relations::Layout from{static_cast<std::byte*>(const_cast<void*>(buf)), runs};
+    auto er = S().engine->isendv(from, c->world[static_cast<std::size_t>(peer)], tag, ctx, synchronous);
     if (!er.ok()) return from_status(er.status());
     r.er = std::move(er.value());
     return ok();
@@ -106,10 +107,12 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
   const int src = peer == MPI_ANY_SOURCE ? host::kAnySource : c->world[static_cast<std::size_t>(peer)];
   if (n > 0 && t->contig) {
     land = static_cast<std::byte*>(buf) + t->runs[0].offset;
-  } else if (std::vector<host::IoRun> runs = n > 0 ? layout_of(buf, count, *t) : std::vector<host::IoRun>{}; !runs.empty()) {
+  } else if (std::vector<relations::ByteRun> runs = n > 0 ? runs_of(count, *t) : std::vector<relations::ByteRun>{};
+             !runs.empty()) {
     r.unpack = false;  // scattered by the engine
-    auto er = message != 0 ? S().engine->imrecvv(message, runs)
-                           : S().engine->irecvv(runs, src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
+    const relations::Layout to{static_cast<std::byte*>(buf), runs};
+    auto er = message != 0 ? S().engine->imrecvv(message, to)
+                           : S().engine->irecvv(to, src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
     if (!er.ok()) return from_status(er.status());
     r.er = std::move(er.value());
     return ok();

@@ -137,24 +137,14 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, const Options& opt
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace perf = augur::perf;
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--iters" && has_value) {
-      opt.iters = std::atoi(argv[++i]);
-    } else if (a == "--rounds" && has_value) {
-      opt.rounds = std::atoi(argv[++i]);
-    } else if (a == "--bytes" && has_value) {
-      opt.bytes = std::strtoull(argv[++i], nullptr, 10);
-    } else if (a == "--compute-us" && has_value) {
-      opt.compute_us = std::atoi(argv[++i]);
-    } else if (a == "--warmup" && has_value) {
-      opt.warmup = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--bytes B] [--compute-us U] [--warmup W]\n", argv[0]);
-      return 2;
-    }
+  if (!perf::parse_flags(argc, argv,
+                         {perf::int_flag("--iters", opt.iters), perf::int_flag("--rounds", opt.rounds),
+                          perf::size_flag("--bytes", opt.bytes), perf::int_flag("--compute-us", opt.compute_us),
+                          perf::int_flag("--warmup", opt.warmup)},
+                         "[--iters N] [--rounds R] [--bytes B] [--compute-us U] [--warmup W]")) {
+    return 2;
   }
   if (opt.iters < 1 || opt.rounds < 1 || opt.bytes < 1 || opt.bytes > (1u << 24) || opt.compute_us < 0 || opt.warmup < 0) {
     std::fprintf(stderr, "augur-perf-halo: --iters, --rounds, --bytes >= 1 (bytes <= 16 MiB), --compute-us, --warmup >= 0\n");

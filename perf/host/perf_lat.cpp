@@ -155,31 +155,25 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace perf = augur::perf;
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--iters" && i + 1 < argc) {
-      opt.iters = std::atoi(argv[++i]);
-    } else if (a == "--rounds" && i + 1 < argc) {
-      opt.rounds = std::atoi(argv[++i]);
-    } else if (a == "--sizes" && i + 1 < argc) {
-      opt.sizes.clear();
-      std::stringstream ss(argv[++i]);
-      for (std::string tok; std::getline(ss, tok, ',');) opt.sizes.push_back(std::strtoull(tok.c_str(), nullptr, 10));
-    } else if (a == "--warmup" && i + 1 < argc) {
-      opt.warmup = std::atoi(argv[++i]);
-    } else if (a == "--stats") {
-      opt.stats = true;
-    } else if (a == "--modes" && i + 1 < argc) {
-      opt.modes = augur::perf::parse_modes(argv[++i]);
-      if (opt.modes.empty()) {
-        std::fprintf(stderr, "augur-perf-lat: --modes takes off, posted, predicted, comma-separated\n");
-        return 2;
-      }
-    } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted] [--stats] [--warmup W]\n", argv[0]);
-      return 2;
-    }
+  const std::vector<perf::Flag> flags = {
+      perf::int_flag("--iters", opt.iters),
+      perf::int_flag("--rounds", opt.rounds),
+      perf::int_flag("--warmup", opt.warmup),
+      {"--sizes", true,
+       [&](const char* v) {
+         opt.sizes.clear();
+         std::stringstream ss(v);
+         for (std::string tok; std::getline(ss, tok, ',');) opt.sizes.push_back(std::strtoull(tok.c_str(), nullptr, 10));
+         return true;
+       }},
+      {"--stats", false, [&](const char*) { return opt.stats = true; }},
+      {"--modes", true, [&](const char* v) { return !(opt.modes = perf::parse_modes(v)).empty(); }},
+  };
+  if (!perf::parse_flags(argc, argv, flags,
+                         "[--iters N] [--rounds R] [--sizes a,b,c] [--modes off,posted,predicted] [--stats] [--warmup W]")) {
+    return 2;
   }
   if (opt.iters < 1 || opt.rounds < 1 || opt.warmup < 0 || opt.sizes.empty() ||
       std::any_of(opt.sizes.begin(), opt.sizes.end(), [](std::size_t s) { return s == 0 || s > (1u << 26); })) {

@@ -37,39 +37,27 @@ const std::vector<std::size_t> kRuns = {4, 16, 64, 256};
 const std::vector<std::size_t> kBytes = {4096, 65536, 1u << 20};
 
 // A vector layout over `mem`: block k at 2k*blk.
-std::vector<host::IoRun> strided(std::vector<std::byte>& mem, const Config& c) {
-  const std::size_t blk = c.bytes / c.runs;
+std::vector<relations::ByteRun> strided(std::vector<std::byte>& mem, const Config& c) {
+  const auto blk = static_cast<std::int64_t>(c.bytes / c.runs);
   mem.assign(2 * c.bytes, std::byte{0});
-  std::vector<host::IoRun> runs;
-  for (std::size_t k = 0; k < c.runs; ++k) runs.push_back({mem.data() + 2 * k * blk, blk});
+  std::vector<relations::ByteRun> runs;
+  for (std::int64_t k = 0; k < static_cast<std::int64_t>(c.runs); ++k) runs.push_back({2 * k * blk, blk});
   return runs;
-}
-
-void pack(const std::vector<host::IoRun>& runs, std::byte* out) {
-  for (const host::IoRun& r : runs) {
-    std::memcpy(out, r.addr, r.length);
-    out += r.length;
-  }
-}
-void unpack(const std::byte* in, const std::vector<host::IoRun>& runs) {
-  for (const host::IoRun& r : runs) {
-    std::memcpy(r.addr, in, r.length);
-    in += r.length;
-  }
 }
 
 // `iters` ping-pongs (rank 0 starts); returns the mean half round trip in microseconds.
 Result<double> pingpong(host::Engine& e, const Config& c, bool sge, int iters, std::uint8_t stamp) {
   const int peer = 1 - e.rank();
   std::vector<std::byte> out_mem, in_mem, tmp_out(c.bytes), tmp_in(c.bytes);
-  const auto out = strided(out_mem, c);
-  const auto in = strided(in_mem, c);
+  const auto out_runs = strided(out_mem, c);
+  const auto in_runs = strided(in_mem, c);
+  const relations::Layout out{out_mem.data(), out_runs}, in{in_mem.data(), in_runs};
   auto send = [&]() -> Status {
     host::RequestPtr r;
     if (sge) {
       AUGUR_ASSIGN_OR_RETURN(r, e.isendv(out, peer, 1, 0));
     } else {
-      pack(out, tmp_out.data());
+      relations::GatherRuns(out, tmp_out.data(), c.bytes);
       AUGUR_ASSIGN_OR_RETURN(r, e.isend(tmp_out.data(), c.bytes, peer, 1, 0));
     }
     return e.wait(r, kTimeoutMs);
@@ -82,11 +70,11 @@ Result<double> pingpong(host::Engine& e, const Config& c, bool sge, int iters, s
     }
     AUGUR_ASSIGN_OR_RETURN(r, e.irecv(tmp_in.data(), c.bytes, peer, 1, 0));
     AUGUR_RETURN_IF_ERROR(e.wait(r, kTimeoutMs));
-    unpack(tmp_in.data(), in);
+    relations::ScatterRuns(tmp_in.data(), c.bytes, in);
     return Status::Ok();
   };
   // The first and last byte of every run carry the stamp: checked after the last iteration.
-  for (const host::IoRun& r : out) r.addr[0] = r.addr[r.length - 1] = static_cast<std::byte>(stamp);
+  for (const relations::ByteRun& r : out.runs) out.at(r)[0] = out.at(r)[r.length - 1] = static_cast<std::byte>(stamp);
   const auto t0 = Clock::now();
   for (int i = 0; i < iters; ++i) {
     if (e.rank() == 0) {
@@ -98,8 +86,8 @@ Result<double> pingpong(host::Engine& e, const Config& c, bool sge, int iters, s
     }
   }
   const double us = std::chrono::duration<double, std::micro>(Clock::now() - t0).count() / (2.0 * iters);
-  for (const host::IoRun& r : in) {
-    if (r.addr[0] != static_cast<std::byte>(stamp) || r.addr[r.length - 1] != static_cast<std::byte>(stamp)) {
+  for (const relations::ByteRun& r : in.runs) {
+    if (in.at(r)[0] != static_cast<std::byte>(stamp) || in.at(r)[r.length - 1] != static_cast<std::byte>(stamp)) {
       return Status(Code::kInternal, "received data is wrong");
     }
   }
@@ -153,18 +141,11 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, const Options& opt
 }  // namespace
 
 int main(int argc, char** argv) {
+  namespace perf = augur::perf;
   Options opt;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    const bool has_value = i + 1 < argc;
-    if (a == "--iters" && has_value) {
-      opt.iters = std::atoi(argv[++i]);
-    } else if (a == "--rounds" && has_value) {
-      opt.rounds = std::atoi(argv[++i]);
-    } else {
-      std::fprintf(stderr, "usage: %s [--iters N] [--rounds R]\n", argv[0]);
-      return 2;
-    }
+  if (!perf::parse_flags(argc, argv, {perf::int_flag("--iters", opt.iters), perf::int_flag("--rounds", opt.rounds)},
+                         "[--iters N] [--rounds R]")) {
+    return 2;
   }
   if (opt.iters < 1 || opt.rounds < 1) {
     std::fprintf(stderr, "augur-perf-noncontig: --iters and --rounds >= 1\n");

@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -27,6 +28,33 @@ inline constexpr host::Steering kModes[] = {host::Steering::kOff, host::Steering
 static_assert(static_cast<int>(kModes[0]) == 0 && static_cast<int>(kModes[1]) == 1 && static_cast<int>(kModes[2]) == 2);
 inline const char* mode_name(host::Steering s) {
   return s == host::Steering::kOff ? "off" : s == host::Steering::kPosted ? "posted" : "predicted";
+}
+
+// Command-line flags of the benchmarks: "--name VALUE" (or "--name" alone when `takes_value` is
+// false), each handled by `set`, which returns false on a value it refuses.
+struct Flag {
+  const char* name;
+  bool takes_value;
+  std::function<bool(const char*)> set;
+};
+inline Flag int_flag(const char* name, int& v) {
+  return {name, true, [&v](const char* s) { v = std::atoi(s); return true; }};
+}
+inline Flag size_flag(const char* name, std::size_t& v) {
+  return {name, true, [&v](const char* s) { v = std::strtoull(s, nullptr, 10); return true; }};
+}
+// False (after printing `usage`) on an unknown flag, a missing value or a refused one.
+inline bool parse_flags(int argc, char** argv, const std::vector<Flag>& flags, const char* usage) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    const auto f = std::find_if(flags.begin(), flags.end(), [&](const Flag& x) { return a == x.name; });
+    const char* value = f != flags.end() && f->takes_value ? (i + 1 < argc ? argv[++i] : nullptr) : "";
+    if (f == flags.end() || value == nullptr || !f->set(value)) {
+      std::fprintf(stderr, "usage: %s %s\n", argv[0], usage);
+      return false;
+    }
+  }
+  return true;
 }
 
 // One engine per mode, in the order asked for, all over the same device.

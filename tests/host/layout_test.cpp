@@ -1,5 +1,6 @@
-// Native tests of the layout arithmetic behind non-contiguous messages: gather/scatter copies and
-// the pairing of a sender's remote runs with a receiver's scatter list into RDMA READs.
+// Native tests of the layout arithmetic behind non-contiguous messages: gather/scatter copies
+// through relations' run lists and the pairing of a sender's remote runs with a receiver's
+// scatter list into RDMA READs.
 #include "augur/host/layout.h"
 
 #include <algorithm>
@@ -12,11 +13,14 @@
 namespace augur::host {
 namespace {
 
+using relations::ByteRun;
+using relations::Layout;
+
 // Runs of random lengths (1..max_len) with random gaps, laid out in `mem`, in shuffled order
 // when `shuffle` (packed order need not be address order).
-std::vector<IoRun> random_runs(std::vector<std::byte>& mem, std::size_t count, std::size_t max_len, std::mt19937& rng,
-                               bool shuffle) {
-  std::vector<IoRun> runs;
+std::vector<ByteRun> random_runs(std::vector<std::byte>& mem, std::size_t count, std::size_t max_len, std::mt19937& rng,
+                                 bool shuffle) {
+  std::vector<ByteRun> runs;
   std::size_t at = 1;
   std::uniform_int_distribution<std::size_t> len(1, max_len), gap(0, 7);
   std::vector<std::pair<std::size_t, std::size_t>> spans;
@@ -27,7 +31,7 @@ std::vector<IoRun> random_runs(std::vector<std::byte>& mem, std::size_t count, s
   }
   mem.assign(at + 64, std::byte{0});
   if (shuffle) std::shuffle(spans.begin(), spans.end(), rng);
-  for (auto [off, l] : spans) runs.push_back({mem.data() + off, l});
+  for (auto [off, l] : spans) runs.push_back({static_cast<std::int64_t>(off), static_cast<std::int64_t>(l)});
   return runs;
 }
 
@@ -36,25 +40,26 @@ TEST(Layout, GatherThenScatterRoundTripsAndNeverWritesPastTheRuns) {
   std::vector<std::byte> src_mem, dst_mem;
   auto src = random_runs(src_mem, 37, 50, rng, true);
   for (std::size_t i = 0; i < src_mem.size(); ++i) src_mem[i] = static_cast<std::byte>(i * 29 + 3);
-  const std::size_t n = layout_bytes(src);
+  const std::size_t n = relations::RunBytes(src);
   std::vector<std::byte> packed(n);
-  gather(src, packed.data(), n);
+  relations::GatherRuns({src_mem.data(), src}, packed.data(), n);
   std::size_t k = 0;
-  for (const IoRun& r : src) {
-    for (std::size_t i = 0; i < r.length; ++i) ASSERT_EQ(packed[k++], r.addr[i]);
+  for (const ByteRun& r : src) {
+    for (std::int64_t i = 0; i < r.length; ++i) ASSERT_EQ(packed[k++], src_mem[static_cast<std::size_t>(r.offset + i)]);
   }
   // Scatter into a shorter layout: only its bytes change.
   auto dst = random_runs(dst_mem, 11, 40, rng, false);
-  const std::size_t cap = layout_bytes(dst);
+  const std::size_t cap = relations::RunBytes(dst);
   ASSERT_LT(cap, n);
   std::fill(dst_mem.begin(), dst_mem.end(), std::byte{0xcc});
-  scatter(packed.data(), std::min(n, cap), dst);
+  relations::ScatterRuns(packed.data(), std::min(n, cap), {dst_mem.data(), dst});
   std::vector<bool> inside(dst_mem.size());
   k = 0;
-  for (const IoRun& r : dst) {
-    for (std::size_t i = 0; i < r.length; ++i) {
-      ASSERT_EQ(r.addr[i], packed[k++]);
-      inside[static_cast<std::size_t>(r.addr - dst_mem.data()) + i] = true;
+  for (const ByteRun& r : dst) {
+    for (std::int64_t i = 0; i < r.length; ++i) {
+      const auto at = static_cast<std::size_t>(r.offset + i);
+      ASSERT_EQ(dst_mem[at], packed[k++]);
+      inside[at] = true;
     }
   }
   for (std::size_t i = 0; i < dst_mem.size(); ++i) {
@@ -73,16 +78,17 @@ void check_plan(std::size_t remote_count, std::size_t local_count, std::uint32_t
   for (std::size_t i = 0; i < src_mem.size(); ++i) src_mem[i] = static_cast<std::byte>(i * 13 + seed);
   auto dst = random_runs(dst_mem, local_count, 300, rng, true);
   std::fill(dst_mem.begin(), dst_mem.end(), std::byte{0xcc});
-  const std::size_t total = layout_bytes(src), cap = layout_bytes(dst);
+  const std::size_t total = relations::RunBytes(src), cap = relations::RunBytes(dst);
+  const Layout src_at{src_mem.data(), src}, dst_at{dst_mem.data(), dst};
   const std::size_t n = truncate ? std::min(total, cap) / 2 : std::min(total, cap);
   std::vector<proto::RemoteRun> remote;
   for (std::size_t i = 0; i < src.size(); ++i) {
-    remote.push_back({reinterpret_cast<std::uintptr_t>(src[i].addr), static_cast<std::uint32_t>(src[i].length),
+    remote.push_back({reinterpret_cast<std::uintptr_t>(src_at.at(src[i])), static_cast<std::uint32_t>(src[i].length),
                       static_cast<std::uint32_t>(100 + i)});
   }
   std::vector<std::uint32_t> keys(dst.size());
   for (std::size_t i = 0; i < keys.size(); ++i) keys[i] = static_cast<std::uint32_t>(500 + i);
-  const ReadPlan plan = plan_reads(remote, dst, keys, n, max_sge, max_bytes);
+  const ReadPlan plan = plan_reads(remote, dst_at, keys, n, max_sge, max_bytes);
   std::size_t moved = 0;
   for (const ReadWr& w : plan.wrs) {
     ASSERT_GE(w.count, 1u);
@@ -105,17 +111,18 @@ void check_plan(std::size_t remote_count, std::size_t local_count, std::uint32_t
   }
   ASSERT_EQ(moved, n);
   std::vector<std::byte> packed(total), want(dst_mem.size(), std::byte{0xcc});
-  gather(src, packed.data(), total);
+  relations::GatherRuns(src_at, packed.data(), total);
   for (std::size_t i = 0, k = 0; i < dst.size() && k < n; ++i) {
-    for (std::size_t j = 0; j < dst[i].length && k < n; ++j) want[static_cast<std::size_t>(dst[i].addr - dst_mem.data()) + j] = packed[k++];
+    for (std::int64_t j = 0; j < dst[i].length && k < n; ++j) want[static_cast<std::size_t>(dst[i].offset + j)] = packed[k++];
   }
   ASSERT_EQ(dst_mem, want);
   // The keys follow the local runs.
   for (const nic::Sge& g : plan.sges) {
     const std::size_t li = g.lkey - 500;
     ASSERT_LT(li, dst.size());
-    ASSERT_GE(g.addr, reinterpret_cast<std::uintptr_t>(dst[li].addr));
-    ASSERT_LE(g.addr + g.length, reinterpret_cast<std::uintptr_t>(dst[li].addr) + dst[li].length);
+    const auto lo = reinterpret_cast<std::uintptr_t>(dst_at.at(dst[li]));
+    ASSERT_GE(g.addr, lo);
+    ASSERT_LE(g.addr + g.length, lo + static_cast<std::uint64_t>(dst[li].length));
   }
 }
 
@@ -134,10 +141,11 @@ TEST(Layout, ReadPlanMatchesPackThenUnpack) {
 
 TEST(Layout, OneRemoteRunIntoManyLocalRunsTakesSeveralReads) {
   std::vector<std::byte> src(64 * 10), dst(64 * 20);
-  std::vector<IoRun> local;
-  for (std::size_t i = 0; i < 64; ++i) local.push_back({dst.data() + 20 * i, 10});
+  std::vector<ByteRun> runs;
+  for (std::int64_t i = 0; i < 64; ++i) runs.push_back({20 * i, 10});
+  const Layout local{dst.data(), runs};
   const std::vector<proto::RemoteRun> remote = {{reinterpret_cast<std::uintptr_t>(src.data()), 640, 1}};
-  const std::vector<std::uint32_t> keys(local.size(), 2);
+  const std::vector<std::uint32_t> keys(runs.size(), 2);
   const ReadPlan plan = plan_reads(remote, local, keys, 640, 32);
   ASSERT_EQ(plan.wrs.size(), 2u);  // 64 slices, 32 per READ
   EXPECT_EQ(plan.wrs[1].remote_addr, remote[0].addr + 320);

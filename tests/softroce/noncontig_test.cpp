@@ -30,13 +30,18 @@ constexpr std::byte kGuard{0xcc};
 // one run is a contiguous buffer. Everything outside the runs is guard bytes.
 struct Strided {
   std::vector<std::byte> mem;
-  std::vector<IoRun> runs;
+  std::vector<relations::ByteRun> runs;  // offsets into mem
   std::size_t bytes = 0;
   Strided(std::size_t n_runs, std::size_t blk, std::size_t gap, std::size_t misalign)
       : mem(misalign + n_runs * (blk + gap) + 64, kGuard), bytes(n_runs * blk) {
-    for (std::size_t i = 0; i < n_runs; ++i) runs.push_back({mem.data() + misalign + i * (blk + gap), blk});
+    for (std::size_t i = 0; i < n_runs; ++i) {
+      runs.push_back({static_cast<std::int64_t>(misalign + i * (blk + gap)), static_cast<std::int64_t>(blk)});
+    }
   }
   [[nodiscard]] bool contiguous() const { return runs.size() == 1; }
+  [[nodiscard]] relations::Layout layout() { return {mem.data(), runs}; }
+  std::byte* at(const relations::ByteRun& r) { return mem.data() + r.offset; }
+  [[nodiscard]] std::size_t length(std::size_t i) const { return static_cast<std::size_t>(runs[i].length); }
 };
 
 std::byte byte_of(int from, std::size_t c, std::size_t k) {
@@ -45,8 +50,8 @@ std::byte byte_of(int from, std::size_t c, std::size_t k) {
 
 void fill(Strided& s, int from, std::size_t c) {
   std::size_t k = 0;
-  for (const IoRun& r : s.runs) {
-    for (std::size_t i = 0; i < r.length; ++i) r.addr[i] = byte_of(from, c, k++);
+  for (const relations::ByteRun& r : s.runs) {
+    for (std::int64_t i = 0; i < r.length; ++i) s.at(r)[i] = byte_of(from, c, k++);
   }
 }
 
@@ -54,11 +59,12 @@ void fill(Strided& s, int from, std::size_t c) {
 Status check(const Strided& s, int from, std::size_t c, std::size_t n, const std::string& what) {
   std::vector<bool> inside(s.mem.size());
   std::size_t k = 0;
-  for (const IoRun& r : s.runs) {
-    for (std::size_t i = 0; i < r.length; ++i, ++k) {
-      inside[static_cast<std::size_t>(r.addr - s.mem.data()) + i] = true;
+  for (const relations::ByteRun& r : s.runs) {
+    for (std::int64_t i = 0; i < r.length; ++i, ++k) {
+      const auto at = static_cast<std::size_t>(r.offset + i);
+      inside[at] = true;
       const std::byte want = k < n ? byte_of(from, c, k) : kGuard;
-      CHECK(r.addr[i] == want, what + ": packed byte " + std::to_string(k) + " wrong");
+      CHECK(s.mem[at] == want, what + ": packed byte " + std::to_string(k) + " wrong");
     }
   }
   for (std::size_t i = 0; i < s.mem.size(); ++i) {
@@ -68,12 +74,12 @@ Status check(const Strided& s, int from, std::size_t c, std::size_t n, const std
 }
 
 Result<RequestPtr> send(Engine& e, Strided& s, int to, std::int32_t tag, bool sync = false) {
-  if (s.contiguous()) return e.isend(s.runs[0].addr, s.runs[0].length, to, tag, 3, sync);
-  return e.isendv(s.runs, to, tag, 3, sync);
+  if (s.contiguous()) return e.isend(s.at(s.runs[0]), s.length(0), to, tag, 3, sync);
+  return e.isendv(s.layout(), to, tag, 3, sync);
 }
 Result<RequestPtr> recv_ctx(Engine& e, Strided& s, int from, std::int32_t tag) {
-  if (s.contiguous()) return e.irecv(s.runs[0].addr, s.runs[0].length, from, tag, 3);
-  return e.irecvv(s.runs, from, tag, 3);
+  if (s.contiguous()) return e.irecv(s.at(s.runs[0]), s.length(0), from, tag, 3);
+  return e.irecvv(s.layout(), from, tag, 3);
 }
 
 struct Case {
@@ -205,7 +211,8 @@ Status truncation_main(std::uint16_t port, int rank) {
   }
   // 0 bytes: no runs, or only empty ones.
   std::byte b{};
-  const std::vector<IoRun> empty_runs = {{&b, 0}, {&b, 0}};
+  const std::vector<relations::ByteRun> empty = {{0, 0}, {5, 0}};
+  const relations::Layout empty_runs{&b, empty};
   if (rank == 0) {
     AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->isendv({}, peer, 7, 3));
     AUGUR_RETURN_IF_ERROR(e->wait(r, kWaitMs));
@@ -221,7 +228,7 @@ Status truncation_main(std::uint16_t port, int rank) {
   }
   // Over the limit: the caller must pack.
   Strided many(e->max_layout_runs() + 1, 4, 4, 0);
-  Result<RequestPtr> over = e->isendv(many.runs, peer, 9, 3);
+  Result<RequestPtr> over = e->isendv(many.layout(), peer, 9, 3);
   CHECK(!over.ok() && over.status().code() == Code::kInvalidArgument, "a layout over the limit was accepted");
   CHECK(e->max_layout_runs() == 64, "limit " + std::to_string(e->max_layout_runs()));
   const EngineCounters c = e->counters();
@@ -275,7 +282,7 @@ Status malformed_main(std::uint16_t port, int rank, const Lie& l) {
     }
   } else {
     Strided victim(40, 1000, 9, 1);
-    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->irecvv(victim.runs, peer, 5, 3));
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->irecvv(victim.layout(), peer, 5, 3));
     std::byte other{};
     AUGUR_ASSIGN_OR_RETURN(RequestPtr o, e->irecv(&other, 1, peer, 6, 3));
     const auto deadline = std::chrono::steady_clock::now() + 60s;

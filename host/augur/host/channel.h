@@ -81,7 +81,7 @@ class Channel {
   }
   // As the two above, with the eager payload (`length` bytes) gathered from `runs` into the
   // send slot: one copy for a non-contiguous send.
-  Result<bool> try_send_gather(std::uint32_t context, std::int32_t tag, std::uint32_t length, std::span<const IoRun> runs);
+  Result<bool> try_send_gather(std::uint32_t context, std::int32_t tag, std::uint32_t length, const relations::Layout& from);
   // The sequence number the next message to the peer will carry.
   [[nodiscard]] std::uint32_t next_seq() const noexcept { return next_seq_out_; }
   // Direct placement, receiving side: writes a credit (entry and arm word) into slot `slot` of
@@ -105,7 +105,7 @@ class Channel {
   // The payload is copied to a send slot first, so it must fit the eager limit.
   Result<bool> try_send_direct(std::uint32_t slot, const proto::CreditEntry& e, std::span<const std::byte> payload);
   Result<bool> try_send_direct_gather(std::uint32_t slot, const proto::CreditEntry& e, std::uint32_t length,
-                                      std::span<const IoRun> runs);
+                                      const relations::Layout& from);
   [[nodiscard]] std::uint32_t credit_slots() const noexcept { return cfg_.credit_slots; }
   // Messages received from the peer so far (the sequence number the next one must carry).
   [[nodiscard]] std::uint32_t next_seq_in() const noexcept { return next_seq_in_; }

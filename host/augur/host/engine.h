@@ -115,9 +115,9 @@ class Engine final : private ProgressTarget {
   // max_layout_runs() runs after merging (kInvalidArgument otherwise: pack instead). The run list
   // is copied; the memory it names must stay valid until the request is done. A receive layout
   // is never credited for direct placement (a direct write targets one remote range).
-  Result<RequestPtr> isendv(std::span<const IoRun> runs, int dest, std::int32_t tag, std::uint32_t context,
+  Result<RequestPtr> isendv(const relations::Layout& layout, int dest, std::int32_t tag, std::uint32_t context,
                             bool synchronous = false);
-  Result<RequestPtr> irecvv(std::span<const IoRun> runs, int source, std::int32_t tag, std::uint32_t context);
+  Result<RequestPtr> irecvv(const relations::Layout& layout, int source, std::int32_t tag, std::uint32_t context);
   // The most runs isendv/irecvv take: AUGUR_SGE_MAX_RUNS, and what an RTS run list fits in a slot.
   [[nodiscard]] std::uint32_t max_layout_runs() const noexcept;
   // Runs progress until `r` is done or `timeout_ms` passes (kTimeout); returns r's status.
@@ -145,7 +145,7 @@ class Engine final : private ProgressTarget {
   // at once for an eager message, after the READ for a rendezvous one. An unknown or already
   // received handle is kInvalidArgument.
   Result<RequestPtr> imrecv(std::uint64_t message, void* buf, std::size_t len);
-  Result<RequestPtr> imrecvv(std::uint64_t message, std::span<const IoRun> runs);
+  Result<RequestPtr> imrecvv(std::uint64_t message, const relations::Layout& layout);
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
@@ -258,7 +258,7 @@ class Engine final : private ProgressTarget {
   // them too, with a null buffer).
   Status start_recv_layout(const RequestPtr& req, int source, std::int32_t tag, std::uint32_t context);
   // Registers a send layout and encodes its kRtsRuns body; `pins` keep it registered until FIN.
-  Result<std::vector<std::byte>> run_list_rts(std::span<const IoRun> runs, std::size_t len,
+  Result<std::vector<std::byte>> run_list_rts(const relations::Layout& layout, std::size_t len,
                                               std::vector<nic::RegCache::Handle>& pins);
   Status post_layout_reads(int peer, Read& rd, std::uint32_t cookie);
   Status start_layout_read(int peer, PendingRead& pr);
@@ -298,9 +298,9 @@ class Engine final : private ProgressTarget {
   Status on_direct(int peer, std::uint32_t slot, std::uint32_t length);
   Status on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation);
   // Sends an eager message now, through a usable credit or a bounce slot; kNone: no room yet.
-  // `runs` non-empty (a layout send, `user` unused): the `length` bytes are gathered from them.
+  // `from` non-empty (a layout send, `user` unused): the `length` bytes are gathered from it.
   Result<Path> send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user, std::uint32_t length,
-                          std::span<const IoRun> runs);
+                          const relations::Layout& from);
   // Shows a receive call to the steering policy and stages the credits it predicts.
   Status observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
                          bool layout = false);

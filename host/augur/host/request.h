@@ -7,7 +7,7 @@
 #include <memory>
 #include <vector>
 
-#include "augur/host/layout.h"
+#include "augur/relations/runs.h"
 #include "augur/status.h"
 
 namespace augur::host {
@@ -31,7 +31,9 @@ struct Request {
   std::int32_t credit_peer = -1;
   std::int32_t credit_slot = -1;
   // Engine-internal: the layout of a non-contiguous request (isendv/irecvv; empty: contiguous).
-  std::vector<IoRun> runs;
+  std::byte* base = nullptr;
+  std::vector<relations::ByteRun> runs;
+  [[nodiscard]] relations::Layout layout() const noexcept { return {base, runs}; }
 };
 using RequestPtr = std::shared_ptr<Request>;
 

@@ -9,17 +9,12 @@
 #include <vector>
 
 #include "augur/relations/relation.h"
+#include "augur/relations/runs.h"
 #include "augur/status.h"
 
 namespace augur::relations {
 
 enum class ArrayOrder : std::uint8_t { kC, kFortran };
-
-struct ByteRun {
-  std::int64_t offset = 0;  // bytes from the buffer pointer (may be negative, as in MPI)
-  std::int64_t length = 0;
-  friend bool operator==(const ByteRun&, const ByteRun&) = default;
-};
 
 class Datatype {
  public:

@@ -8,82 +8,74 @@
 #include "augur/relations/cache.h"
 #include "augur/relations/encoding.h"
 #include "augur/relations/executor.h"
-#include "augur/relations/sge.h"
+#include "augur/relations/runs.h"
 #include "test_util.h"
 
 namespace augur::relations {
 namespace {
 
-// Concatenating the gather list's bytes must reproduce Pack's output exactly.
-std::vector<std::byte> Gather(const std::vector<SgeList>& lists) {
-  std::vector<std::byte> out;
-  for (const SgeList& l : lists)
-    for (const SgeEntry& e : l) {
-      const auto* p = reinterpret_cast<const std::byte*>(static_cast<std::uintptr_t>(e.addr));
-      out.insert(out.end(), p, p + e.length);
-    }
-  return out;
-}
-
-TEST(Sge, GatherAndScatterListsReproducePackAndUnpack) {
+TEST(Runs, OfARelationGatherAndScatterAsPackAndUnpack) {
   std::mt19937_64 rng(3);
   for (int iter = 0; iter < 80; ++iter) {
     const std::size_t es = (iter % 2 == 0) ? 8 : 3;
     Relation r = testing::RandomRelation(rng, es);
     const std::vector<std::byte> src = testing::Pattern(r.src_extent() * es, 5);
-    const SgeOptions opt{static_cast<std::uint32_t>(1 + rng() % 6), 64};
-    const auto base = reinterpret_cast<std::uintptr_t>(src.data());
+    const std::vector<std::byte> packed = testing::RefPack(r, src);
     for (Encoding enc : {Encoding::kDmrlec, Encoding::kNested}) {
       EncodedRelation e = EncodedRelation::Encode(r, enc).value();
-      auto lists = ExportSge(e, Side::kSource, base, opt).value();
-      EXPECT_EQ(lists, ExportSge(r, Side::kSource, base, opt).value());
-      EXPECT_EQ(Gather(lists), testing::RefPack(r, src));
-      for (const SgeList& l : lists) {
-        EXPECT_FALSE(l.empty());
-        EXPECT_LE(l.size(), opt.max_sge);
-        for (const SgeEntry& x : l) EXPECT_LE(x.length, opt.max_length);
-      }
-      // Scatter: writing packed bytes entry by entry equals Unpack.
-      const std::vector<std::byte> packed = testing::RefPack(r, src);
+      const std::vector<ByteRun> gather = RelationRuns(e, Side::kSource).value();
+      EXPECT_EQ(gather, RelationRuns(r, Side::kSource).value());
+      EXPECT_EQ(RunBytes(gather), packed.size());
+      for (std::size_t i = 1; i < gather.size(); ++i)  // merged: no run follows on from the last
+        EXPECT_NE(gather[i - 1].offset + gather[i - 1].length, gather[i].offset);
+      std::vector<std::byte> out(packed.size());
+      GatherRuns({const_cast<std::byte*>(src.data()), gather}, out.data(), out.size());
+      EXPECT_EQ(out, packed);
+      // Scatter: the packed bytes through the destination side's runs equal Unpack.
       std::vector<std::byte> dst = testing::Pattern(r.dst_extent() * es, 9);
       std::vector<std::byte> expect = dst;
       testing::RefUnpack(r, packed, expect);
-      const auto dbase = reinterpret_cast<std::uintptr_t>(dst.data());
-      std::size_t off = 0;
-      const std::vector<SgeList> scatter = ExportSge(e, Side::kDestination, dbase, opt).value();
-      for (const SgeList& l : scatter)
-        for (const SgeEntry& x : l) {
-          std::memcpy(reinterpret_cast<std::byte*>(static_cast<std::uintptr_t>(x.addr)), packed.data() + off, x.length);
-          off += x.length;
-        }
-      EXPECT_EQ(off, packed.size());
+      const std::vector<ByteRun> scatter = RelationRuns(e, Side::kDestination).value();
+      EXPECT_EQ(RunBytes(scatter), packed.size());
+      ScatterRuns(packed.data(), packed.size(), {dst.data(), scatter});
       EXPECT_EQ(dst, expect);
     }
   }
 }
 
-TEST(Sge, MergesRunsAndSplitsLists) {
-  // 3 runs of 4 doubles at stride 10 elements: 3 entries of 32 bytes, max 2 per list.
+TEST(Runs, MergeAdjacentElementsAndStopAtTheCount) {
+  // 3 blocks of 4 doubles at a stride of 10 elements: 3 runs of 32 bytes; the packed side is one.
   std::vector<Tuple> t;
   for (std::uint64_t b = 0; b < 3; ++b)
     for (std::uint64_t i = 0; i < 4; ++i) t.push_back({b * 10 + i, b * 4 + i});
   Relation r = Relation::Make(t, 30, 12, 8).value();
-  auto lists = ExportSge(r, Side::kSource, 1000, {2, 1U << 31}).value();
-  ASSERT_EQ(lists.size(), 2u);
-  EXPECT_EQ(lists[0], (SgeList{{1000, 32}, {1080, 32}}));
-  EXPECT_EQ(lists[1], (SgeList{{1160, 32}}));
-  // The destination side is one contiguous run, cut at max_length.
-  auto d = ExportSge(r, Side::kDestination, 0, {32, 40}).value();
-  ASSERT_EQ(d.size(), 1u);
-  EXPECT_EQ(d[0], (SgeList{{0, 40}, {40, 40}, {80, 16}}));
+  EXPECT_EQ(RelationRuns(r, Side::kSource).value(), (std::vector<ByteRun>{{0, 32}, {80, 32}, {160, 32}}));
+  EXPECT_EQ(RelationRuns(r, Side::kDestination).value(), (std::vector<ByteRun>{{0, 96}}));
+  // Gather and scatter move only the first n bytes, never past the runs.
+  std::vector<std::byte> mem(240), out(40, std::byte{0x77});
+  for (std::size_t i = 0; i < mem.size(); ++i) mem[i] = static_cast<std::byte>(i);
+  const std::vector<ByteRun> runs = RelationRuns(r, Side::kSource).value();
+  GatherRuns({mem.data(), runs}, out.data(), 36);
+  EXPECT_EQ(out[31], std::byte{31});
+  EXPECT_EQ(out[32], std::byte{80});
+  EXPECT_EQ(out[35], std::byte{83});
+  EXPECT_EQ(out[36], std::byte{0x77});
+  std::vector<std::byte> back(240, std::byte{0});
+  ScatterRuns(out.data(), 36, {back.data(), runs});
+  EXPECT_EQ(back[83], std::byte{83});
+  EXPECT_EQ(back[84], std::byte{0});
+  EXPECT_EQ(back[32], std::byte{0});
 }
 
-TEST(Sge, RejectsBadOptions) {
-  Relation r = Relation::Make({{0, 0}}, 1, 1, 8).value();
-  EXPECT_EQ(ExportSge(r, Side::kSource, 0, {0, 64}).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(ExportSge(r, Side::kSource, 0, {4, 4}).status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(ExportSge(r, Side::kSource, ~std::uint64_t{0} - 4, {4, 64}).status().code(),
-            Code::kOutOfRange);
+TEST(Runs, NormalizeDropsEmptyRunsMergesAndBoundsTheTotal) {
+  const std::vector<ByteRun> in = {{-16, 8}, {-8, 8}, {0, 0}, {64, 8}, {72, 0}, {72, 8}, {8, 4}};
+  EXPECT_EQ(NormalizeRuns(in, 1000).value(), (std::vector<ByteRun>{{-16, 16}, {64, 16}, {8, 4}}));
+  EXPECT_EQ(NormalizeRuns(in, 35).status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(NormalizeRuns(std::vector<ByteRun>{{0, -1}}, 1000).status().code(), Code::kInvalidArgument);
+  EXPECT_TRUE(NormalizeRuns({}, 0).value().empty());
+  // A layout past 2^63 bytes has no run list.
+  Relation huge = Relation::Make({{0, 0}}, (std::uint64_t{1} << 61) - 1, 1, 8).value();
+  EXPECT_EQ(RelationRuns(huge, Side::kSource).status().code(), Code::kOutOfRange);
 }
 
 EncodedRelation Sized(std::uint64_t tuples) {
