@@ -22,7 +22,7 @@ Result<std::vector<relations::ByteRun>> normalize(const relations::Layout& layou
     return Status(Code::kInvalidArgument, "null layout base with a non-zero length");
   }
   Result<std::vector<relations::ByteRun>> out = relations::NormalizeRuns(layout.runs, kMaxMessage);
-  if (!out.ok()) return out.status().context("messages are limited to 4 GiB - 1 bytes");
+  if (!out.ok()) return out.status().context("message layout (at most 4 GiB - 1 bytes)");
   return out;
 }
 
