@@ -222,12 +222,15 @@ std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
   // reading the fields mean the fields belong to that arm (the generation changes every issue).
   const std::uint64_t before = std::atomic_ref<std::uint64_t>(e.arm).load(std::memory_order_acquire);
   // The state is the first byte in memory: most slots are free, so look before parsing.
-  if (std::to_integer<std::uint8_t>(reinterpret_cast<const std::byte*>(&before)[0]) !=
-      static_cast<std::uint8_t>(proto::CreditState::kArmed)) {
+  if (const auto state = std::to_integer<std::uint8_t>(reinterpret_cast<const std::byte*>(&before)[0]);
+      state != static_cast<std::uint8_t>(proto::CreditState::kArmed) &&
+      state != static_cast<std::uint8_t>(proto::CreditState::kLanding)) {
     return std::nullopt;
   }
   Result<proto::CreditArm> arm = proto::parse_arm(before);
-  if (!arm.ok() || arm->state != proto::CreditState::kArmed) return std::nullopt;
+  if (!arm.ok() || (arm->state != proto::CreditState::kArmed && arm->state != proto::CreditState::kLanding)) {
+    return std::nullopt;
+  }
   std::array<std::byte, proto::kCreditArmOffset> fields{};
   std::memcpy(fields.data(), &e, fields.size());
 #if defined(__SANITIZE_THREAD__)
@@ -293,6 +296,30 @@ Result<bool> Channel::try_send_direct_gather(std::uint32_t slot, const proto::Cr
   return send_direct_filled(slot, e, length, [&](std::byte* out) { relations::GatherRuns(from, out, length); });
 }
 
+Result<bool> Channel::try_write_direct(std::uint32_t slot, const proto::CreditEntry& e, const nic::Sge& from,
+                                       std::uint32_t cookie) {
+  if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
+  if (from.length > e.capacity || from.length > proto::kMaxDirectBytes) {
+    return Status(Code::kInvalidArgument, "direct write larger than its credit");
+  }
+  if (credits() == 0 || outstanding_sends_ >= cfg_.slots) {  // the write consumes one of the peer's receives
+    ++counters_.credit_stalls;
+    return false;
+  }
+  AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kWriteKind, cookie),
+                                        .op = nic::SendOp::kRdmaWriteWithImm,
+                                        .sges = {&from, from.length > 0 ? 1u : 0u},
+                                        .remote_addr = e.addr,
+                                        .rkey = e.rkey,
+                                        .imm = proto::direct_imm(slot, from.length)}));
+  ++sent_;
+  ++outstanding_sends_;
+  ++next_seq_out_;
+  ++counters_.sent;
+  counters_.bytes_sent += from.length;
+  return true;
+}
+
 Status Channel::post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey) {
   return qp_->post_send({.wr_id = wr(kReadKind, cookie),
                          .op = nic::SendOp::kRdmaRead,
@@ -323,7 +350,7 @@ AUGUR_HOT_PATH Result<std::optional<Arrival>> Channel::on_completion(const nic::
   if (!c.ok()) {
     return c.status().context("channel to rank " + std::to_string(cfg_.peer_rank));
   }
-  if (kind == kSend) {
+  if (kind == kSend || kind == kWriteKind) {
     --outstanding_sends_;
     return std::optional<Arrival>{};
   }

@@ -31,11 +31,12 @@ void CreditBook::take(Given& g, std::uint32_t slot, const RequestPtr& req) {
   req->credit_slot = static_cast<std::int32_t>(slot);
 }
 
-Result<bool> CreditBook::write_entry(CreditWriter& w, Given& g, nic::RegCache::Handle pin, const void* buf,
-                                     std::size_t len, std::uint32_t context, std::int32_t tag, const proto::CreditArm& arm) {
+Result<bool> CreditBook::write_entry(CreditWriter& w, Given& g, nic::RegCache::Handle pin, std::uint32_t rkey,
+                                     const void* buf, std::size_t len, std::uint32_t context, std::int32_t tag,
+                                     const proto::CreditArm& arm) {
   proto::CreditEntry e;
   e.addr = reinterpret_cast<std::uintptr_t>(buf);
-  e.rkey = pin.rkey();
+  e.rkey = rkey;
   e.capacity = static_cast<std::uint32_t>(len);
   e.context = context;
   e.tag = tag;
@@ -43,7 +44,8 @@ Result<bool> CreditBook::write_entry(CreditWriter& w, Given& g, nic::RegCache::H
   AUGUR_ASSIGN_OR_RETURN(bool written, w.write_credit(static_cast<std::uint32_t>(&g - given_.data()), e));
   if (!written) return false;
   ++counters_.issued;
-  g = Given{.state = arm.state == proto::CreditState::kPending ? State::kPending : State::kArmed,
+  const bool landing = arm.state == proto::CreditState::kLanding;
+  g = Given{.state = landing ? State::kLanding : arm.state == proto::CreditState::kPending ? State::kPending : State::kArmed,
             .generation = arm.generation,
             .req = nullptr,
             .buf = buf,
@@ -53,7 +55,8 @@ Result<bool> CreditBook::write_entry(CreditWriter& w, Given& g, nic::RegCache::H
             .pin = std::move(pin),
             .rkey = e.rkey,
             .at_peer = true,
-            .stamp = 0};
+            .stamp = 0,
+            .landing = landing};
   return true;
 }
 
@@ -85,7 +88,7 @@ Status CreditBook::give(CreditWriter& w, nic::RegCache& pins, const RequestPtr& 
   // one would): re-arm it with a new generation.
   for (std::uint32_t k = 0; k < given_.size(); ++k) {
     Given& g = given_[k];
-    if (g.state != State::kFree || !g.at_peer || g.buf != buf || g.cap != len || g.context != context ||
+    if (g.state != State::kFree || !g.at_peer || g.landing || g.buf != buf || g.cap != len || g.context != context ||
         g.tag != tag || g.rkey != pin->rkey()) {
       continue;
     }
@@ -103,7 +106,8 @@ Status CreditBook::give(CreditWriter& w, nic::RegCache& pins, const RequestPtr& 
   const bool replaces_staged = slot->state == State::kPending;
   proto::CreditArm a = armed;
   a.generation = (slot->generation + 1) & 0xffffff;
-  AUGUR_ASSIGN_OR_RETURN(bool written, write_entry(w, *slot, std::move(pin.value()), buf, len, context, tag, a));
+  const std::uint32_t rkey = pin->rkey();
+  AUGUR_ASSIGN_OR_RETURN(bool written, write_entry(w, *slot, std::move(pin.value()), rkey, buf, len, context, tag, a));
   if (!written) return Status::Ok();
   if (replaces_staged) ++counters_.revoked;  // the staged one it replaces
   take(*slot, static_cast<std::uint32_t>(slot - given_.data()), req);
@@ -119,7 +123,7 @@ Status CreditBook::stage(CreditWriter& w, nic::RegCache& pins, const void* buf, 
     // An armed credit for the same buffer belongs to the receive posted now, not the next one.
     if (g.state == State::kPending && same(g) && !g.pin.stale()) return Status::Ok();  // already staged
     if (g.state == State::kPending) ++staged;
-    if (g.state == State::kFree && g.at_peer && same(g)) retained = &g;
+    if (g.state == State::kFree && g.at_peer && !g.landing && same(g)) retained = &g;
   }
   if (retained == nullptr && staged >= depth) return Status::Ok();
   // A predicted buffer may no longer be mapped: then registration fails and nothing is staged.
@@ -132,9 +136,30 @@ Status CreditBook::stage(CreditWriter& w, nic::RegCache& pins, const void* buf, 
   Given* slot = slot_for_new_entry();
   if (slot == nullptr || slot->state != State::kFree || staged >= depth) return Status::Ok();
   const proto::CreditArm a{proto::CreditState::kPending, (slot->generation + 1) & 0xffffff, 0};
-  AUGUR_ASSIGN_OR_RETURN(bool written, write_entry(w, *slot, std::move(pin.value()), buf, len, context, tag, a));
+  const std::uint32_t rkey = pin->rkey();
+  AUGUR_ASSIGN_OR_RETURN(bool written, write_entry(w, *slot, std::move(pin.value()), rkey, buf, len, context, tag, a));
   if (written) slot->stamp = ++clock_;
   return Status::Ok();
+}
+
+Result<std::optional<std::uint32_t>> CreditBook::stage_landing(CreditWriter& w, std::uint64_t addr, std::uint32_t cap, std::uint32_t rkey,
+                                       std::uint32_t context, std::int32_t tag) {
+  Given* slot = slot_for_new_entry();
+  using Slot = std::optional<std::uint32_t>;
+  if (slot == nullptr || slot->state != State::kFree) return Slot();  // a staged credit is worth more
+  // valid_from_seq is unused: a landing credit is never void by the envelope rule.
+  const proto::CreditArm a{proto::CreditState::kLanding, (slot->generation + 1) & 0xffffff, 0};
+  AUGUR_ASSIGN_OR_RETURN(bool written, write_entry(w, *slot, {}, rkey, reinterpret_cast<const void*>(addr), cap,
+                                                   context, tag, a));
+  if (!written) return Slot();
+  slot->stamp = ++clock_;
+  return Slot(static_cast<std::uint32_t>(slot - given_.data()));
+}
+
+std::optional<std::uint32_t> CreditBook::revoke_landing(std::uint32_t slot) {
+  if (slot >= given_.size() || given_[slot].state != State::kLanding) return std::nullopt;
+  given_[slot].state = State::kRevoking;
+  return given_[slot].generation;
 }
 
 void CreditBook::settle_void(std::uint32_t slot) {
@@ -148,13 +173,15 @@ void CreditBook::settle_void(std::uint32_t slot) {
 }
 
 Result<CreditBook::Direct> CreditBook::on_direct(std::uint32_t slot, std::uint32_t length) {
-  if (slot >= given_.size() || (given_[slot].state != State::kArmed && given_[slot].state != State::kRevoking) ||
+  if (slot >= given_.size() ||
+      (given_[slot].state != State::kArmed && given_[slot].state != State::kRevoking &&
+       given_[slot].state != State::kLanding) ||
       length > given_[slot].cap) {
     return Status(Code::kProtocol, "direct write of " + std::to_string(length) + " bytes for credit " +
                                        std::to_string(slot) + ", which is not armed for that size");
   }
   Given& g = given_[slot];
-  Direct d{std::move(g.req), g.tag};
+  Direct d{std::move(g.req), g.tag, g.context, g.landing};
   ++counters_.used;
   g.state = g.state == State::kRevoking ? State::kAwaitAck : State::kFree;
   g.req.reset();

@@ -105,6 +105,9 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
                                                                        .size = e->size_,
                                                                        .direct_min = cfg.direct_min,
                                                                        .eager_limit = cfg.eager_limit,
+                                                                       .landing_max = cfg.early == EngineConfig::Early::kLanding
+                                                                                          ? cfg.landing_max
+                                                                                          : 0,
                                                                        .predict_depth = cfg.predict_depth,
                                                                        .predictor = cfg.predictor}));
   e->steer_.emplace(std::move(steer));
@@ -249,6 +252,9 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
     m.type = proto::MsgType::kRtsRuns;
   } else {
     m.type = proto::MsgType::kRts;
+    m.user = buf;
+    // A landing credit may carry it (docs/early.md); a synchronous send must wait for its match.
+    m.may_write = !synchronous && len > 0 && len <= proto::kMaxDirectBytes && cfg_.early != EngineConfig::Early::kOff;
     nic::RemoteBuffer rb;
     if (len > 0) {
       AUGUR_ASSIGN_OR_RETURN(m.pin, send_cache_->acquire(buf, len));
@@ -284,8 +290,11 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
   PostedRecv recv{req, buf, len, source};
   // A credit is only safe when no earlier receive could take the message it names.
   const bool creditable = steer_->creditable(len, source, tag) && !match_.posted_conflicts(context, source, tag);
+  waiting_post_ = {};
   if (auto m = match_.post({context, source, tag}, recv)) {
     AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
+  } else if (len > cfg_.eager_limit) {
+    waiting_post_ = {source, context, tag};  // its message may take a landing zone already out
   } else if (creditable && !steer_->skip_credit(source)) {
     AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
   }
@@ -304,6 +313,11 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
   if (!st.ok()) ++counters_.truncated;
   const bool layout = !r.runs.empty();
   if (layout) ++counters_.sge_recvs;
+  if (msg.type == proto::MsgType::kDirect) {  // landed early in a zone
+    land_into(recv, msg, n);
+    finish(r, Path::kLanding, st);
+    return Status::Ok();
+  }
   if (msg.type == proto::MsgType::kEager) {
     if (layout) {
       relations::ScatterRuns(msg.payload.data(), n, r.layout());  // never past the layout
@@ -386,6 +400,9 @@ Status Engine::fail_peer(int peer, const Status& why) {
     if (m.req) finish(*m.req, Path::kNone, why);
   }
   for (auto& [seq, m] : p.awaiting_fin) finish(*m.req, Path::kNone, why);
+  for (OutMsg& m : p.writing) finish(*m.req, Path::kNone, why);
+  p.writing.clear();
+  p.zones.clear();
   for (PendingRead& pr : p.read_queue) finish(*pr.req, Path::kNone, why);
   p.out.clear();
   p.awaiting_fin.clear();
@@ -438,7 +455,9 @@ Status Engine::progress_once() {
     const int peer = pit->second;
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     Status st;
-    if ((c.wr_id >> 32) == Channel::kReadKind) {
+    if ((c.wr_id >> 32) == Channel::kWriteKind) {
+      if (!p.dead) st = on_write_done(peer, c);  // after a failure the writes were failed already
+    } else if ((c.wr_id >> 32) == Channel::kReadKind) {
       auto& rd = reads_[c.wr_id & 0xffffffffu];
       --p.reads_in_flight;
       if (!rd || rd->peer != peer) continue;  // its peer was already failed (a flushed READ)

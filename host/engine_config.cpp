@@ -44,6 +44,13 @@ std::string Engine::stats_line() const {
   kv("rcache_refused", rc.refused);
   kv("rcache_peak_bytes", rc.peak_bytes);
   kv("rcache_peak_entries", rc.peak_entries);
+  kv("landing_credits", c.landing_credits);
+  kv("landing_msgs", c.landing_msgs);
+  kv("landing_early", c.landing_early);
+  kv("landing_remapped", c.landing_remapped);
+  kv("pages_remapped", c.pages_remapped);
+  kv("landing_revoked", c.landing_revoked);
+  kv("landing_sends", c.landing_sends);
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
   return s;
@@ -115,6 +122,11 @@ Result<EngineConfig> engine_config_from_settings() {
   c.sge_max_runs = static_cast<std::uint32_t>(sge_runs);
   AUGUR_ASSIGN_OR_RETURN(std::int64_t direct_min, setting_int("AUGUR_DIRECT_MIN"));
   c.direct_min = static_cast<std::uint32_t>(direct_min);
+  AUGUR_ASSIGN_OR_RETURN(c.early, setting_enum<EngineConfig::Early>("AUGUR_EARLY"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t landing_max, setting_int("AUGUR_LANDING_MAX"));
+  c.landing_max = static_cast<std::uint32_t>(landing_max);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t remap_min, setting_int("AUGUR_REMAP_MIN"));
+  c.remap_min = static_cast<std::uint32_t>(std::min<std::int64_t>(remap_min, 0xffffffff));
   return c;
 }
 

@@ -12,22 +12,6 @@
 
 namespace augur::host {
 
-namespace {
-
-// The channel as the credit book's writer.
-class ChannelWriter final : public CreditWriter {
- public:
-  explicit ChannelWriter(Channel& ch) : ch_(ch) {}
-  Result<bool> write_credit(std::uint32_t slot, const proto::CreditEntry& e) override { return ch_.write_credit(slot, e); }
-  Result<bool> write_arm(std::uint32_t slot, const proto::CreditArm& a) override { return ch_.write_arm(slot, a); }
-  [[nodiscard]] std::uint32_t next_seq_in() const override { return ch_.next_seq_in(); }
-
- private:
-  Channel& ch_;
-};
-
-}  // namespace
-
 Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context,
                            std::int32_t tag) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
@@ -38,6 +22,7 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
 }
 
 Status Engine::stage_credit(const predictor::RecvCall& call) {  // the policy chose it: creditable, not paused
+  if (call.count > cfg_.eager_limit) return stage_landing(call);  // the policy found it landable
   Peer& p = peers_[static_cast<std::size_t>(call.source)];
   if (p.dead) return Status::Ok();
   ChannelWriter w(*p.ch);
@@ -68,6 +53,7 @@ void Engine::drop_credit(Request& r) {
 
 Status Engine::on_direct(int peer, std::uint32_t slot, std::uint32_t length) {
   AUGUR_ASSIGN_OR_RETURN(CreditBook::Direct d, peers_[static_cast<std::size_t>(peer)].credits->on_direct(slot, length));
+  if (d.landing) return on_landing(peer, slot, d, length);
   const RequestPtr& r = d.req;
   if (!match_.cancel([&](const PostedRecv& pr) { return pr.req == r; })) {
     return Status(Code::kInternal, "direct write for a receive that is no longer posted");
@@ -83,7 +69,9 @@ Status Engine::on_direct(int peer, std::uint32_t slot, std::uint32_t length) {
 }
 
 Status Engine::on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation) {
-  AUGUR_ASSIGN_OR_RETURN(RequestPtr r, peers_[static_cast<std::size_t>(peer)].credits->on_revoke_ack(slot, generation));
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr r, p.credits->on_revoke_ack(slot, generation));
+  if (slot < p.zones.size() && p.zones[slot]) recycle_zone(std::move(p.zones[slot]));  // a landing zone nothing came to
   // Nothing came through the credit: the cancel succeeds (unless the receive matched otherwise).
   if (r && match_.cancel([&](const PostedRecv& pr) { return pr.req == r; })) {
     r->credit_peer = r->credit_slot = -1;

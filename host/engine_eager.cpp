@@ -35,10 +35,11 @@ AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, s
   // Below direct_min the copy is cheaper than a direct write; bouncing is always safe (the
   // receiver then holds any credit for this envelope void).
   if (auto credit = length >= cfg_.direct_min ? p.credits->usable(*p.ch, context, tag, length) : std::nullopt) {
-    AUGUR_ASSIGN_OR_RETURN(bool sent, from.empty() ? p.ch->try_send_direct(credit->first, credit->second, body)
-                                                   : p.ch->try_send_direct_gather(credit->first, credit->second, length, from));
+    AUGUR_ASSIGN_OR_RETURN(bool sent, from.empty() ? p.ch->try_send_direct(credit->slot, credit->entry, body)
+                                                   : p.ch->try_send_direct_gather(credit->slot, credit->entry, length, from));
     if (!sent) return Path::kNone;
-    ++counters_.direct_sends;
+    p.credits->consumed(*credit);
+    ++(credit->landing ? counters_.landing_sends : counters_.direct_sends);
     path = Path::kDirect;
   } else {
     AUGUR_ASSIGN_OR_RETURN(bool sent, bounce());
@@ -62,6 +63,19 @@ Status Engine::push_sends(int peer) {
       continue;
     }
     const std::uint32_t seq = p.ch->next_seq();
+    if (m.may_write) {  // a large send that a landing credit can carry: no RTS, READ or FIN
+      if (auto credit = p.credits->usable(*p.ch, m.context, m.tag, m.length)) {
+        const nic::Sge from{reinterpret_cast<std::uintptr_t>(m.user), m.length, m.pin.lkey()};
+        AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_write_direct(credit->slot, credit->entry, from, seq));
+        if (!sent) break;
+        p.credits->consumed(*credit);
+        p.credits->note_sent(m.context, m.tag, seq);
+        ++(credit->landing ? counters_.landing_sends : counters_.direct_sends);
+        p.writing.push_back(std::move(m));  // completes at the write's completion
+        p.out.pop_front();
+        continue;
+      }
+    }
     AUGUR_ASSIGN_OR_RETURN(bool sent, p.ch->try_send(m.type, m.context, m.tag, m.length, m.body));
     if (!sent) break;
     if (m.type == proto::MsgType::kRts || m.type == proto::MsgType::kRtsRuns) {

@@ -11,6 +11,19 @@
 
 namespace augur::host {
 
+// The channel as the credit book's writer.
+class ChannelWriter final : public CreditWriter {
+ public:
+  explicit ChannelWriter(Channel& ch) : ch_(ch) {}
+  Result<bool> write_credit(std::uint32_t slot, const proto::CreditEntry& e) override { return ch_.write_credit(slot, e); }
+  Result<bool> write_arm(std::uint32_t slot, const proto::CreditArm& a) override { return ch_.write_arm(slot, a); }
+  [[nodiscard]] std::uint32_t next_seq_in() const override { return ch_.next_seq_in(); }
+
+ private:
+  Channel& ch_;
+};
+
+
 // Inline here, not in engine.cpp: with one definition out of line, LTO's inliner kept calls to
 // it in start_send and on_direct (augur-perf-lat) that the single-file engine had inlined.
 inline void Engine::finish(Request& r, Path path, Status st) {

@@ -191,7 +191,7 @@ std::uint64_t encode_arm(const CreditArm& a) noexcept {
 Result<CreditArm> parse_arm(std::uint64_t raw) {
   Reader r(reinterpret_cast<const std::byte*>(&raw));
   const auto state = r.get<std::uint8_t>();
-  if (state > static_cast<std::uint8_t>(CreditState::kArmed)) return bad("credit", "state " + std::to_string(state));
+  if (state > static_cast<std::uint8_t>(CreditState::kLanding)) return bad("credit", "state " + std::to_string(state));
   CreditArm a;
   a.state = static_cast<CreditState>(state);
   a.generation = std::uint32_t{r.get<std::uint8_t>()} << 16;

@@ -103,7 +103,10 @@ Result<std::span<const predictor::RecvCall>> SteeringPolicy::observe(const predi
   for (predictor::CallId id : predicted_) {
     if (id >= call_of_id_.size()) continue;
     const predictor::RecvCall& c = call_of_id_[id];
-    if (creditable(c.count, c.source, c.tag) && c.source < cfg_.size && !paused(c.source)) to_stage_.push_back(c);
+    if ((creditable(c.count, c.source, c.tag) || landable(c.count, c.source, c.tag)) && c.source < cfg_.size &&
+        !paused(c.source)) {
+      to_stage_.push_back(c);
+    }
   }
   return std::span<const predictor::RecvCall>(to_stage_);
 }

@@ -236,14 +236,15 @@ struct FakeTable {
   [[nodiscard]] std::uint32_t credit_slots() const { return 4; }
   [[nodiscard]] std::uint64_t arm_word(std::uint32_t k) const { return slots[k] ? slots[k]->arm_word : 0; }
   [[nodiscard]] std::optional<Channel::Credit> armed_credit(std::uint32_t k) const { return slots[k]; }
-  void put(std::uint32_t k, std::uint32_t context, std::int32_t tag, std::uint32_t cap, std::uint32_t gen, std::uint32_t from) {
+  void put(std::uint32_t k, std::uint32_t context, std::int32_t tag, std::uint32_t cap, std::uint32_t gen, std::uint32_t from,
+           proto::CreditState state = proto::CreditState::kArmed) {
     Channel::Credit c;
     c.entry.addr = 0x1000 * (k + 1);
     c.entry.rkey = 50 + k;
     c.entry.capacity = cap;
     c.entry.context = context;
     c.entry.tag = tag;
-    c.arm = {proto::CreditState::kArmed, gen, from};
+    c.arm = {state, gen, from};
     c.arm_word = proto::encode_arm(c.arm);
     slots[k] = c;
   }
@@ -257,8 +258,9 @@ TEST_F(CreditBookTest, SenderUsesACreditOfTheSameEnvelopeAndSize) {
   t.put(3, 1, 5, 4096, 1, 0);
   auto c = book.usable(t, 1, 5, 200);
   ASSERT_TRUE(c.has_value());
-  EXPECT_EQ(3u, c->first);
-  EXPECT_EQ(0x4000u, c->second.addr);
+  EXPECT_EQ(3u, c->slot);
+  EXPECT_EQ(0x4000u, c->entry.addr);
+  EXPECT_FALSE(c->landing);
   EXPECT_FALSE(book.usable(t, 1, 7, 10).has_value());
 }
 
@@ -294,6 +296,82 @@ TEST_F(CreditBookTest, TheEnvelopeTableIsBoundedAndForgettingOnlyVoidsCredits) {
   // Cleared again at message 200, after the post: (1, 5) is taken as sent then, so its credit is
   // held void (a bounce), the safe side.
   EXPECT_FALSE(book.usable(t, 1, 5, 8).has_value());
+}
+
+// Landing credits (docs/early.md): armed at once for runtime memory, never void by the
+// envelope rule, used once, second to a receive's own credit.
+TEST_F(CreditBookTest, ALandingCreditIsWrittenArmedForItsZoneAndItsWriteIsALandingArrival) {
+  Result<std::optional<std::uint32_t>> staged = book.stage_landing(w, 0x7000, 65536, 77, 1, 5);
+  ASSERT_TRUE(staged.ok() && staged->has_value());
+  ASSERT_EQ(1u, w.writes.size());
+  const FakeWriter::Write wr = w.writes[0];  // a copy: give() below writes more
+  EXPECT_EQ(**staged, wr.slot);
+  EXPECT_TRUE(wr.whole);
+  EXPECT_EQ(proto::CreditState::kLanding, wr.arm.state);
+  EXPECT_EQ(0x7000u, wr.entry.addr);
+  EXPECT_EQ(77u, wr.entry.rkey);
+  EXPECT_EQ(65536u, wr.entry.capacity);
+  EXPECT_EQ(State::kLanding, book.given()[wr.slot].state);
+  // A receive posted now takes another slot: the landing credit is not a receive.
+  RequestPtr r = give(buf(0), 256, 1, 5);
+  EXPECT_NE(static_cast<std::int32_t>(wr.slot), r->credit_slot);
+  Result<CreditBook::Direct> d = book.on_direct(wr.slot, 40000);
+  ASSERT_TRUE(d.ok()) << d.status().to_string();
+  EXPECT_TRUE(d->landing);
+  EXPECT_EQ(nullptr, d->req);
+  EXPECT_EQ(1u, d->context);
+  EXPECT_EQ(5, d->tag);
+  EXPECT_EQ(State::kFree, book.given()[wr.slot].state);
+  // Over its capacity, or a second write through the same issue: a protocol error.
+  ASSERT_TRUE(book.stage_landing(w, 0x7000, 100, 77, 1, 5).value().has_value());
+  const std::uint32_t again = w.writes.back().slot;
+  EXPECT_EQ(Code::kProtocol, book.on_direct(again, 101).status().code());
+  ASSERT_TRUE(book.on_direct(again, 100).ok());
+  EXPECT_EQ(Code::kProtocol, book.on_direct(again, 100).status().code());
+}
+
+TEST_F(CreditBookTest, ALandingCreditIsRevokedLikeAReceivesAndItsLateWriteStillArrives) {
+  ASSERT_TRUE(book.stage_landing(w, 0x7000, 4096, 77, 1, 5).value().has_value());
+  const std::uint32_t slot = w.writes.back().slot;
+  const std::optional<std::uint32_t> gen = book.revoke_landing(slot);
+  ASSERT_TRUE(gen.has_value());
+  EXPECT_FALSE(book.revoke_landing(slot).has_value()) << "already being revoked";
+  // The sender had written through it before it saw the revocation: the data is there.
+  Result<CreditBook::Direct> d = book.on_direct(slot, 10);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->landing);
+  EXPECT_EQ(State::kAwaitAck, book.given()[slot].state);
+  Result<RequestPtr> ack = book.on_revoke_ack(slot, *gen);
+  ASSERT_TRUE(ack.ok());
+  EXPECT_EQ(nullptr, *ack);
+  EXPECT_EQ(State::kFree, book.given()[slot].state);
+  // A staged or re-armable slot is never a landing one: a receive into the zone's address gets
+  // a whole new entry.
+  RequestPtr r = give(reinterpret_cast<void*>(0x7000), 4096, 1, 5);
+  EXPECT_TRUE(w.writes.back().whole);
+}
+
+TEST_F(CreditBookTest, TheSenderPrefersAReceivesCreditAndUsesALandingCreditOnceWhateverWasSent) {
+  FakeTable t;
+  t.put(0, 1, 5, 65536, 1, 0, proto::CreditState::kLanding);
+  t.put(2, 1, 5, 4096, 1, 3);  // a posted receive's credit, valid from message 3
+  auto c = book.usable(t, 1, 5, 2000);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(2u, c->slot) << "the receive's own buffer needs no copy";
+  EXPECT_FALSE(c->landing);
+  book.consumed(*c);
+  book.note_sent(1, 5, 3);
+  // The receive's credit is used; the landing one is not void for it (no receive behind it).
+  c = book.usable(t, 1, 5, 60000);
+  ASSERT_TRUE(c.has_value());
+  EXPECT_EQ(0u, c->slot);
+  EXPECT_TRUE(c->landing);
+  book.consumed(*c);
+  book.note_sent(1, 5, 4);
+  EXPECT_FALSE(book.usable(t, 1, 5, 10).has_value()) << "a landing credit carries one message";
+  t.put(0, 1, 5, 65536, 2, 0, proto::CreditState::kLanding);  // a new issue
+  EXPECT_TRUE(book.usable(t, 1, 5, 10).has_value());
+  EXPECT_FALSE(book.usable(t, 1, 5, 65537).has_value()) << "over the zone's capacity";
 }
 
 }  // namespace

@@ -106,6 +106,12 @@ class Channel {
   Result<bool> try_send_direct(std::uint32_t slot, const proto::CreditEntry& e, std::span<const std::byte> payload);
   Result<bool> try_send_direct_gather(std::uint32_t slot, const proto::CreditEntry& e, std::uint32_t length,
                                       const relations::Layout& from);
+  // The same for a message of any size up to the credit's capacity, written by the NIC straight
+  // from registered memory (`from`: the sender's buffer, pinned by the caller until this write's
+  // completion, which comes back with wr_id kind kWriteKind and `cookie`; the caller then calls
+  // on_completion with it, which only frees the send queue entry).
+  Result<bool> try_write_direct(std::uint32_t slot, const proto::CreditEntry& e, const nic::Sge& from,
+                                std::uint32_t cookie);
   [[nodiscard]] std::uint32_t credit_slots() const noexcept { return cfg_.credit_slots; }
   // Messages received from the peer so far (the sequence number the next one must carry).
   [[nodiscard]] std::uint32_t next_seq_in() const noexcept { return next_seq_in_; }
@@ -119,6 +125,7 @@ class Channel {
   [[nodiscard]] std::uint32_t max_sge() const noexcept { return max_sge_; }
   static constexpr std::uint32_t kMaxSge = 32;
   static constexpr std::uint64_t kReadKind = 4;
+  static constexpr std::uint64_t kWriteKind = 5;
   static constexpr std::uint32_t kInlineBytes = 128;  // messages this small (header included) go inline
   static constexpr std::uint32_t kMaxReads = 16;  // reads in flight per channel (send queue room)
   // Handles one completion of this channel's QP and returns the arrival it carries, if any; a

@@ -58,6 +58,7 @@ class CreditBook {
       kArmed,     // held by a posted receive (req)
       kRevoking,  // its receive is being cancelled: waiting for the sender's kRevokeAck
       kAwaitAck,  // used or void while revoking: only the kRevokeAck is still to come
+      kLanding,   // names a landing zone (no receive): the next message with the envelope may land there
     };
     State state = State::kFree;
     std::uint32_t generation = 0;
@@ -73,11 +74,21 @@ class CreditBook {
     std::uint32_t rkey = 0;
     bool at_peer = false;
     std::uint64_t stamp = 0;  // when last armed or staged: the least recently used is replaced
+    bool landing = false;     // the entry at the peer names a landing zone, not a receive buffer
   };
   // A direct write's receive, settled.
   struct Direct {
-    RequestPtr req;
+    RequestPtr req;  // null for a landing zone's write
     std::int32_t tag;
+    std::uint32_t context;
+    bool landing;    // the data is in the landing zone of this slot, not in a receive buffer
+  };
+  // A credit the sender may write through now (usable()).
+  struct Usable {
+    std::uint32_t slot;
+    proto::CreditEntry entry;
+    std::uint64_t arm_word;  // the issue found; consumed() retires it
+    bool landing;
   };
 
   // `slots`: the credit table's size, each way. `counters` is shared by the books of all peers.
@@ -94,6 +105,14 @@ class CreditBook {
   // Writes a credit ahead (kPending) for a predicted receive, at most `depth` staged at once.
   Status stage(CreditWriter& w, nic::RegCache& pins, const void* buf, std::size_t len, std::uint32_t context,
                std::int32_t tag, std::uint32_t depth);
+  // Writes an armed landing credit: [addr, addr + cap) is runtime memory registered under `rkey`
+  // (a landing zone, docs/early.md) for the next message with this envelope. Its slot, or
+  // nothing when no slot is free or there is no room to write now (nothing changed).
+  Result<std::optional<std::uint32_t>> stage_landing(CreditWriter& w, std::uint64_t addr, std::uint32_t cap, std::uint32_t rkey,
+                             std::uint32_t context, std::int32_t tag);
+  // Withdraws an unused landing credit (the engine sends kRevoke with the generation returned);
+  // nothing if `slot` holds no landing credit now.
+  std::optional<std::uint32_t> revoke_landing(std::uint32_t slot);
   // The receive holding `slot` matched a message sent otherwise: the sender holds the credit
   // void already, so the slot is free at once (or awaits the revoke's answer).
   void settle_void(std::uint32_t slot);
@@ -116,11 +135,14 @@ class CreditBook {
   // The peer revoked its credit in `slot` of `generation`; kProtocol for a slot out of range.
   Status on_revoked(std::uint32_t slot, std::uint32_t generation);
   // A credit in the peer's table `t` that a message of `length` bytes with this envelope may be
-  // written through now: slot and entry. `t` gives credit_slots(), arm_word(k) and
-  // armed_credit(k), as Channel does (std::optional<Channel::Credit>).
+  // written through now: a receive's credit before a landing zone's (the receive then needs no
+  // copy). `t` gives credit_slots(), arm_word(k) and armed_credit(k), as Channel does
+  // (std::optional<Channel::Credit>). After a write through it, call consumed().
   template <class Table>
-  std::optional<std::pair<std::uint32_t, proto::CreditEntry>> usable(const Table& t, std::uint32_t context,
-                                                                     std::int32_t tag, std::size_t length);
+  std::optional<Usable> usable(const Table& t, std::uint32_t context, std::int32_t tag, std::size_t length);
+  // A message went through `u`: that issue of the credit is never used again (a landing credit
+  // is not voided by note_sent, so this is what retires it).
+  void consumed(const Usable& u) noexcept { dead_arm_[u.slot] = u.arm_word; }
   // last_sent's bound: programs whose tags never repeat would grow it forever.
   static constexpr std::size_t kMaxEnvelopes = 4096;
 
@@ -129,8 +151,8 @@ class CreditBook {
   void take(Given& g, std::uint32_t slot, const RequestPtr& req);
   // Writes a whole entry for [buf, buf + len) into g's slot at the peer with `arm`; on success g
   // holds it (armed or pending as `arm` says, no receive yet). False: no room, g unchanged.
-  Result<bool> write_entry(CreditWriter& w, Given& g, nic::RegCache::Handle pin, const void* buf, std::size_t len,
-                           std::uint32_t context, std::int32_t tag, const proto::CreditArm& arm);
+  Result<bool> write_entry(CreditWriter& w, Given& g, nic::RegCache::Handle pin, std::uint32_t rkey, const void* buf,
+                           std::size_t len, std::uint32_t context, std::int32_t tag, const proto::CreditArm& arm);
   static std::uint64_t envelope(std::uint32_t context, std::int32_t tag) {
     return std::uint64_t{context} << 32 | static_cast<std::uint32_t>(tag);
   }
@@ -151,11 +173,12 @@ class CreditBook {
 };
 
 template <class Table>
-std::optional<std::pair<std::uint32_t, proto::CreditEntry>> CreditBook::usable(const Table& t, std::uint32_t context,
-                                                                                std::int32_t tag, std::size_t length) {
+std::optional<CreditBook::Usable> CreditBook::usable(const Table& t, std::uint32_t context, std::int32_t tag,
+                                                     std::size_t length) {
   const auto found = last_sent_.find(envelope(context, tag));
   const std::optional<std::uint32_t> last = found != last_sent_.end() ? std::optional(found->second) : last_sent_floor_;
   const std::uint32_t n = std::min<std::uint32_t>(t.credit_slots(), static_cast<std::uint32_t>(dead_arm_.size()));
+  std::optional<Usable> landing;
   for (std::uint32_t k = 0; k < n; ++k) {
     if (t.arm_word(k) == dead_arm_[k]) continue;  // free (0), or known void
     const auto c = t.armed_credit(k);
@@ -165,15 +188,19 @@ std::optional<std::pair<std::uint32_t, proto::CreditEntry>> CreditBook::usable(c
       continue;
     }
     if (c->entry.context != context || c->entry.tag != tag || c->entry.capacity < length) continue;
+    if (c->arm.state == proto::CreditState::kLanding) {  // no receive to void; used once
+      if (!landing) landing = Usable{k, c->entry, c->arm_word, true};
+      continue;
+    }
     // Void when a message with this envelope went out since the receive was posted: that
     // message takes the receive. For good: the envelope's last sequence number only grows.
     if (last && seq_at_or_after(*last, c->arm.valid_from_seq)) {
       dead_arm_[k] = c->arm_word;
       continue;
     }
-    return std::make_pair(k, c->entry);
+    return Usable{k, c->entry, c->arm_word, false};
   }
-  return std::nullopt;
+  return landing;
 }
 
 }  // namespace augur::host

@@ -27,6 +27,7 @@
 #include "augur/host/bootstrap.h"
 #include "augur/host/channel.h"
 #include "augur/host/credit_book.h"
+#include "augur/host/landing.h"
 #include "augur/host/layout.h"
 #include "augur/host/matching.h"
 #include "augur/host/mpsc_queue.h"
@@ -65,11 +66,18 @@ struct EngineConfig {
   // Layouts of at most this many runs go by gather/scatter lists (isendv/irecvv); callers pack
   // larger ones (AUGUR_SGE_MAX_RUNS; 0: always pack).
   std::uint32_t sge_max_runs = 16;
+  // Early placement (docs/early.md): predicted receives above the eager limit, up to
+  // landing_max bytes, get a landing zone whose credit lets an early message be written at once;
+  // at the match whole pages of at least remap_min bytes move by remap (0: always copy).
+  enum class Early : std::uint8_t { kOff, kLanding } early = Early::kOff;
+  std::uint32_t landing_max = 4u << 20;
+  std::uint32_t remap_min = 65536;
 };
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
-// AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS, AUGUR_DIRECT_MIN.
+// AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS, AUGUR_DIRECT_MIN, AUGUR_EARLY,
+// AUGUR_LANDING_MAX, AUGUR_REMAP_MIN.
 Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
@@ -93,6 +101,14 @@ struct EngineCounters {
   std::uint64_t credits_rearmed = 0;  // of credits_issued, re-armed by the arm word alone (entry already at the sender)
   std::uint64_t sge_sends = 0;        // messages sent from a layout by gather list (eager: into the slot; rendezvous: run list)
   std::uint64_t sge_recvs = 0;        // messages received into a layout by scatter (eager: from the slot; rendezvous: READ)
+  // Early placement (docs/early.md).
+  std::uint64_t landing_credits = 0;  // landing zones offered to senders
+  std::uint64_t landing_msgs = 0;     // messages written into a landing zone
+  std::uint64_t landing_early = 0;    // of those, arrived before their receive was posted
+  std::uint64_t landing_remapped = 0; // of those, delivered by remapping whole pages
+  std::uint64_t pages_remapped = 0;
+  std::uint64_t landing_revoked = 0;  // landing credits withdrawn unused (prediction moved on)
+  std::uint64_t landing_sends = 0;    // sent into a peer's landing zone (the other side of landing_msgs)
 };
 
 class Engine final : private ProgressTarget {
@@ -190,6 +206,7 @@ class Engine final : private ProgressTarget {
     std::vector<std::byte> self_copy;     // self messages
     nic::RemoteBuffer remote;             // RTS: where the data is
     std::vector<proto::RemoteRun> remote_runs;  // kRtsRuns: where the data is
+    std::unique_ptr<LandingZone> zone;    // kDirect: landed early, the payload is in this zone
     std::uint32_t seq;                    // RTS: answered by FIN
     std::size_t length;
     RequestPtr self_sender;               // a synchronous send to oneself: completes when matched
@@ -204,6 +221,7 @@ class Engine final : private ProgressTarget {
     RequestPtr req;               // completed when sent (eager) or at FIN (rendezvous)
     nic::RegCache::Handle pin;    // rendezvous: the sender's buffer stays registered until FIN
     bool gather = false;          // eager from req->runs
+    bool may_write = false;       // kRts that a landing credit may carry instead (contiguous, not synchronous)
     std::vector<nic::RegCache::Handle> pins;  // kRtsRuns: the layout stays registered until FIN
   };
   struct Read {
@@ -223,6 +241,8 @@ class Engine final : private ProgressTarget {
     std::optional<CreditBook> credits;  // both directions' credits (set by create)
     std::deque<OutMsg> out;                       // in order: non-overtaking
     std::deque<std::pair<std::uint32_t, OutMsg>> awaiting_fin;  // by RTS sequence number
+    std::deque<OutMsg> writing;                  // large messages being written through a credit, in post order
+    std::vector<std::unique_ptr<LandingZone>> zones;  // by credit slot: the zone a landing credit names
     std::uint32_t reads_in_flight = 0;
     std::deque<PendingRead> read_queue;          // matched RTS waiting for room to read
     std::int64_t posting = -1;                   // cookie of a layout read with READs still to post
@@ -297,6 +317,12 @@ class Engine final : private ProgressTarget {
   void drop_credit(Request& r);  // its receive matched by a message not sent through the credit
   Status on_direct(int peer, std::uint32_t slot, std::uint32_t length);
   Status on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generation);
+  // Early placement (host/engine_landing.cpp, docs/early.md).
+  Status stage_landing(const predictor::RecvCall& call);
+  Status on_landing(int peer, std::uint32_t slot, const CreditBook::Direct& d, std::uint32_t length);
+  void land_into(const PostedRecv& recv, Incoming& msg, std::size_t n);
+  void recycle_zone(std::unique_ptr<LandingZone> zone);
+  Status on_write_done(int peer, const nic::Completion& c);
   // Sends an eager message now, through a usable credit or a bounce slot; kNone: no room yet.
   // `from` non-empty (a layout send, `user` unused): the `length` bytes are gathered from it.
   Result<Path> send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user, std::uint32_t length,
@@ -335,6 +361,13 @@ class Engine final : private ProgressTarget {
   std::unique_ptr<std::atomic<bool>[]> dead_;
   Placement placement_;
   Status deferred_;  // an error found while delivering, reported by progress()
+  std::vector<std::unique_ptr<LandingZone>> spare_zones_;  // delivered by copy: registered, reusable
+  // The large receive start_recv just posted, if it waits for its message (stage_landing).
+  struct WaitingPost {
+    int source = -1;
+    std::uint32_t context = 0;
+    std::int32_t tag = -1;
+  } waiting_post_;
   // Last: its destructor stops the assist thread before anything that thread uses is gone.
   ProgressDriver driver_;
 };

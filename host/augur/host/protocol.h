@@ -91,7 +91,11 @@ constexpr std::size_t msg_header_bytes(MsgType type, std::uint32_t context, std:
 // the entry so that the sender, reading it before and after the fields (a seqlock), never uses
 // a half-written entry; a predicted credit is written ahead as kPending and armed later by an
 // 8-byte write of the arm word alone.
-enum class CreditState : std::uint8_t { kFree = 0, kPending = 1, kArmed = 2 };
+// kLanding: armed, but the buffer is a landing zone (runtime memory set aside for a predicted
+// receive that is not posted yet, docs/early.md), not a receive: the next message with the
+// envelope may be written there at any size up to the capacity, and it is not void when another
+// message with the envelope goes first (no receive is waiting on it); it ends when used or revoked.
+enum class CreditState : std::uint8_t { kFree = 0, kPending = 1, kArmed = 2, kLanding = 3 };
 
 struct CreditArm {
   CreditState state = CreditState::kFree;

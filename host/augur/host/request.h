@@ -12,9 +12,10 @@
 
 namespace augur::host {
 
-// How a message travelled: to oneself, through a bounce slot, by RDMA READ, or written straight
-// into the receive buffer through a credit.
-enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous, kDirect };
+// How a message travelled: to oneself, through a bounce slot, by RDMA READ, written straight
+// into the receive buffer through a credit, or written early into a landing zone and moved into
+// the receive buffer at the match (by remap or copy; docs/early.md).
+enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous, kDirect, kLanding };
 
 struct Request {
   // Set last, with release order, by whichever thread runs the protocols; the other fields are

@@ -34,6 +34,7 @@ struct SteeringConfig {
   int size = 1;
   std::uint32_t direct_min = 1024;   // smallest receive credited (AUGUR_DIRECT_MIN)
   std::uint32_t eager_limit = 8192;  // largest (credits are for eager messages)
+  std::uint32_t landing_max = 0;     // predicted receives above the eager limit up to this get a landing zone (0: none)
   std::uint32_t predict_depth = 2;   // predicted receives staged ahead (top-k)
   std::string predictor = "match";
 };
@@ -57,6 +58,11 @@ class SteeringPolicy {
   [[nodiscard]] bool creditable(std::size_t len, int source, std::int32_t tag) const noexcept {
     return cfg_.mode != Steering::kOff && steerable(len) && source >= 0 && source != cfg_.rank && tag >= 0 &&
            len <= cfg_.eager_limit;
+  }
+  // A predicted receive that gets a landing zone instead of a credit (docs/early.md).
+  [[nodiscard]] bool landable(std::size_t len, int source, std::int32_t tag) const noexcept {
+    return cfg_.mode == Steering::kPredicted && len > cfg_.eager_limit && len <= cfg_.landing_max && source >= 0 &&
+           source != cfg_.rank && tag >= 0;
   }
   [[nodiscard]] bool paused(int peer) const noexcept { return pause_of(peer) > 0; }
   // A creditable receive from `peer` is posted: true if it goes uncredited (crediting is
