@@ -66,8 +66,10 @@ struct Engines {
   host::TcpBootstrap& boot() { return *boots[0]; }
 };
 
+// `tweak(i, cfg)`, if given, adjusts engine i's configuration (after the settings and the mode).
 inline Result<Engines> connect_engines(const std::vector<std::uint16_t>& ports, int rank,
-                                       const std::vector<host::Steering>& modes = {std::begin(kModes), std::end(kModes)}) {
+                                       const std::vector<host::Steering>& modes = {std::begin(kModes), std::end(kModes)},
+                                       const std::function<void(std::size_t, host::EngineConfig&)>& tweak = {}) {
   Engines e;
   e.modes = modes;
   AUGUR_ASSIGN_OR_RETURN(host::EngineConfig base, host::engine_config_from_settings());
@@ -76,6 +78,7 @@ inline Result<Engines> connect_engines(const std::vector<std::uint16_t>& ports, 
     host::EngineConfig cfg = base;
     cfg.steering = modes[i];
     cfg.stats = false;
+    if (tweak) tweak(i, cfg);
     AUGUR_ASSIGN_OR_RETURN(auto engine, host::Engine::create(*boot, cfg));
     e.boots.push_back(std::move(boot));
     e.engines.push_back(std::move(engine));

@@ -62,15 +62,16 @@ Status await_signal(Engine& e, int from) {
   return e.wait(r, kWaitMs);
 }
 
-// Page-aligned memory of `bytes` (a whole number of pages), freed with std::free.
+// Page-aligned memory of at least `bytes` (rounded up to whole pages, as aligned_alloc requires).
 struct Pages {
   explicit Pages(std::size_t bytes)
-      : p(static_cast<std::byte*>(std::aligned_alloc(LandingZone::page_size(), bytes))), n(bytes) {}
+      : n((bytes + LandingZone::page_size() - 1) / LandingZone::page_size() * LandingZone::page_size()),
+        p(static_cast<std::byte*>(std::aligned_alloc(LandingZone::page_size(), n))) {}
   ~Pages() { std::free(p); }
   Pages(const Pages&) = delete;
   Pages& operator=(const Pages&) = delete;
-  std::byte* p;
   std::size_t n;
+  std::byte* p;
 };
 
 struct Case {

@@ -71,7 +71,7 @@ struct EngineConfig {
   // at the match whole pages of at least remap_min bytes move by remap (0: always copy).
   enum class Early : std::uint8_t { kOff, kLanding } early = Early::kOff;
   std::uint32_t landing_max = 4u << 20;
-  std::uint32_t remap_min = 65536;
+  std::uint32_t remap_min = 0;  // measured: copying is cheaper here at every size (docs/early.md)
 };
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
