@@ -527,11 +527,7 @@ bool Engine::do_cancel(const RequestPtr& r) {
     // the receive completes as cancelled at its answer, or with the message it already sent.
     Peer& p = peers_[static_cast<std::size_t>(r->credit_peer)];
     if (std::optional<std::uint32_t> generation = p.credits->revoke(static_cast<std::uint32_t>(r->credit_slot))) {
-      OutMsg c{};
-      c.type = proto::MsgType::kRevoke;
-      c.context = static_cast<std::uint32_t>(r->credit_slot);
-      c.length = *generation;
-      p.out.push_back(std::move(c));
+      queue_revoke(p, static_cast<std::uint32_t>(r->credit_slot), *generation);
       (void)push_sends(r->credit_peer);
     }
     return true;

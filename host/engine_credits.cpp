@@ -81,6 +81,14 @@ Status Engine::on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generat
   return Status::Ok();
 }
 
+void Engine::queue_revoke(Peer& p, std::uint32_t slot, std::uint32_t generation) {
+  OutMsg c{};
+  c.type = proto::MsgType::kRevoke;
+  c.context = slot;
+  c.length = generation;
+  p.out.push_back(std::move(c));  // in order: behind any message that may still use the credit
+}
+
 void Engine::queue_control(int peer, proto::MsgType type, std::uint32_t slot, std::uint32_t generation) {
   OutMsg c{};
   c.type = type;

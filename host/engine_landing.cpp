@@ -45,11 +45,7 @@ Status Engine::stage_landing(const predictor::RecvCall& call) {
     // The prediction moved on: withdraw the least recent unused zone; this call stages next time.
     const auto slot = static_cast<std::uint32_t>(oldest);
     if (std::optional<std::uint32_t> gen = p.credits->revoke_landing(slot)) {
-      OutMsg c{};
-      c.type = proto::MsgType::kRevoke;
-      c.context = slot;
-      c.length = *gen;
-      p.out.push_back(std::move(c));
+      queue_revoke(p, slot, *gen);
       ++counters_.landing_revoked;
     }
     return Status::Ok();

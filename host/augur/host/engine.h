@@ -311,6 +311,8 @@ class Engine final : private ProgressTarget {
   Status start_reads(int peer);
   void queue_fin(int peer, std::uint32_t rts_seq);
   void queue_control(int peer, proto::MsgType type, std::uint32_t slot, std::uint32_t generation);
+  // Withdraws credit `slot` of `generation` from the peer (answered by kRevokeAck).
+  void queue_revoke(Peer& p, std::uint32_t slot, std::uint32_t generation);
   // Direct placement (docs/runtime.md, "Direct placement and steering").
   Status give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context, std::int32_t tag);
   Status stage_credit(const predictor::RecvCall& call);
