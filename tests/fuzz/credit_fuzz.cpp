@@ -34,7 +34,7 @@ void check_arm(std::uint64_t raw) {
     return;
   }
   AUGUR_FUZZ_CHECK(a->state == proto::CreditState::kFree || a->state == proto::CreditState::kPending ||
-                   a->state == proto::CreditState::kArmed);
+                   a->state == proto::CreditState::kArmed || a->state == proto::CreditState::kLanding);
   AUGUR_FUZZ_CHECK(a->generation <= 0xffffff);
   AUGUR_FUZZ_CHECK(proto::encode_arm(a.value()) == raw);  // every field of the word is significant
 }

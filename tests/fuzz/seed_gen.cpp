@@ -116,7 +116,7 @@ void wire_seeds() {
     append(b, run_list_bytes(runs, length));
     write_seed("run_list", "runs" + std::to_string(n), b);
   }
-  for (auto state : {proto::CreditState::kPending, proto::CreditState::kArmed}) {
+  for (auto state : {proto::CreditState::kPending, proto::CreditState::kArmed, proto::CreditState::kLanding}) {
     proto::CreditEntry e;
     e.addr = 0x7f0000200000;
     e.rkey = 0x4321;
@@ -129,7 +129,8 @@ void wire_seeds() {
     Bytes out;
     append(out, b);
     put_host(out, proto::direct_imm(7, 4096));
-    write_seed("credit", state == proto::CreditState::kArmed ? "armed" : "pending", out);
+    const char* name = state == proto::CreditState::kArmed ? "armed" : state == proto::CreditState::kLanding ? "landing" : "pending";
+    write_seed("credit", name, out);
   }
   nic::QpAddress qp;
   qp.lid = 1;
