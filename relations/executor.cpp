@@ -64,6 +64,21 @@ struct Mover {
     }
   }
 
+  // A gather or scatter at any stride, four elements a turn: a halo column (1024 doubles 512
+  // bytes apart) then costs fewer instructions per element than the plain one-element loop
+  // that MPI_Pack is compared with; the call's fixed cost is paid back (most visibly under
+  // qemu's emulation, where every loop turn costs a translated block).
+  void Strided(std::byte* d, std::ptrdiff_t sd, const std::byte* s, std::ptrdiff_t ss, std::uint64_t len) const {
+    std::uint64_t j = 0;
+    for (; j + 4 <= len; j += 4, d += 4 * sd, s += 4 * ss) {
+      one(d, s);
+      one(d + sd, s + ss);
+      one(d + 2 * sd, s + 2 * ss);
+      one(d + 3 * sd, s + 3 * ss);
+    }
+    for (; j < len; ++j, d += sd, s += ss) one(d, s);
+  }
+
   // `len` elements, byte steps `ss`/`sd` (modular, so negative steps wrap). The common shapes
   // get their own loops: contiguous, gather into contiguous, scatter from contiguous. The
   // pointer-bumping form is what a compiler emits for a plain stride loop.
@@ -78,14 +93,14 @@ struct Mover {
       if (ss == 2 * e) return Scaled<2, true>(d, s, len * e);
       if (ss == 4 * e) return Scaled<4, true>(d, s, len * e);
       if (ss == 8 * e) return Scaled<8, true>(d, s, len * e);
-      for (std::byte* end = d + len * e; d != end; d += e, s += sst) one(d, s);
+      Strided(d, static_cast<std::ptrdiff_t>(e), s, sst, len);
     } else if (ss == e) {
       if (sd == 2 * e) return Scaled<2, false>(d, s, len * e);
       if (sd == 4 * e) return Scaled<4, false>(d, s, len * e);
       if (sd == 8 * e) return Scaled<8, false>(d, s, len * e);
-      for (const std::byte* end = s + len * e; s != end; s += e, d += dst) one(d, s);
+      Strided(d, dst, s, static_cast<std::ptrdiff_t>(e), len);
     } else {
-      for (std::uint64_t j = 0; j < len; ++j, s += sst, d += dst) one(d, s);
+      Strided(d, dst, s, sst, len);
     }
   }
 };
