@@ -1,0 +1,95 @@
+// PageGuard: protects the pages of a program buffer and learns when the program touches them.
+//
+// Speculative placement (issue 23, AUGUR_STEERING=speculative) writes an early message straight
+// into the buffer the predictor names before its receive is posted; it may do so only while the
+// program leaves that buffer alone. Early release and prefetching (issue 18) ask the same
+// question of other buffers. The answer is page protection: guard() makes the pages that hold
+// any byte of the range inaccessible (PROT_NONE); a load or store there raises SIGSEGV, which
+// the handler installed here recognises, and it lifts the guard (the pages become read-write
+// again, the faulting instruction is retried and the program continues as if nothing happened)
+// and records the touch, which the runtime reads later with touched() or release(). A touch of
+// another buffer's bytes on a shared edge page counts too: the guard is conservative, never
+// silent.
+//
+// Faults that are not the guard's go to the handler the program had: the one installed before
+// the first guard, or one installed later (guard() notices, puts its own back first and chains
+// to the program's). With no program handler a foreign fault ends the process as SIGSEGV would.
+//
+// One per process (a signal handler is); the handler is async-signal-safe: a fixed table of
+// ranges scanned with atomics, no allocation, no locks. A slot's version tells a ticket from a
+// later guard of the same slot.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "augur/status.h"
+
+namespace augur::host {
+
+class PageGuard {
+ public:
+  static constexpr std::size_t kMaxGuards = 256;  // ranges guarded at once
+
+  // The process's guard; installs the SIGSEGV handler on first use. Fails (kUnsupported) if the
+  // handler cannot be installed.
+  static Result<PageGuard*> instance();
+
+  struct Ticket {
+    std::uint32_t slot = 0;
+    std::uint32_t version = 0;
+  };
+  struct Range {
+    std::uintptr_t lo = 0;  // page-aligned
+    std::uintptr_t hi = 0;
+  };
+
+  // Protects every page holding a byte of [addr, addr + len). kInvalidArgument for an empty
+  // range, kResourceExhausted when kMaxGuards ranges are guarded, kIo if mprotect fails (the
+  // range is then left as it was). Two guards must not share a page (kInvalidArgument).
+  Result<Ticket> guard(const void* addr, std::size_t len);
+
+  // Lifts the guard if the program has not: true if the program touched the range first. A
+  // ticket whose guard was already released is kNotFound.
+  Result<bool> release(Ticket t);
+
+  // Whether the program has touched the range since guard() (false for a released ticket).
+  [[nodiscard]] bool touched(Ticket t) const noexcept;
+
+  // The pages guard() protects for [addr, addr + len).
+  static Range pages_of(const void* addr, std::size_t len) noexcept;
+  static std::size_t page_size() noexcept;
+
+  struct Counters {
+    std::uint64_t guards = 0;          // guard() calls that protected a range
+    std::uint64_t touches = 0;         // guards lifted by a fault of the program
+    std::uint64_t foreign_faults = 0;  // faults passed on to the program's own handler
+    std::uint64_t rechained = 0;       // times guard() found another handler and chained to it
+  };
+  [[nodiscard]] Counters counters() const noexcept;
+
+  PageGuard(const PageGuard&) = delete;
+  PageGuard& operator=(const PageGuard&) = delete;
+
+  // The signal handler's entry points (async-signal-safe): whether a fault at `addr` was a
+  // guard's (then lifted, or being lifted by another thread), and the count of the others.
+  bool handle(std::uintptr_t addr) noexcept;
+  void note_foreign() noexcept;
+
+ private:
+  PageGuard() = default;
+  Status ensure_installed();
+
+  enum State : std::uint32_t { kFree = 0, kArming, kArmed, kTouched, kLifting };
+  struct Slot {
+    std::atomic<std::uint32_t> state{kFree};
+    std::atomic<std::uint32_t> version{0};
+    std::atomic<std::uintptr_t> lo{0};
+    std::atomic<std::uintptr_t> hi{0};
+  };
+  Slot slots_[kMaxGuards];
+  std::atomic<std::uint64_t> guards_{0}, touches_{0}, foreign_{0}, rechained_{0};
+};
+
+}  // namespace augur::host

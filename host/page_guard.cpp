@@ -1,0 +1,201 @@
+#include "augur/host/page_guard.h"
+
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <sched.h>
+
+#include <cerrno>
+#include <mutex>
+#include <string>
+
+namespace augur::host {
+namespace {
+
+// The program's handler that foreign faults go to: two copies, the live one named by an index,
+// so guard() can replace it while a handler reads the other.
+struct sigaction g_prev[2];
+std::atomic<int> g_prev_live{0};
+std::mutex g_mu;  // guard(), release() and installation; never the handler
+PageGuard* g_guard = nullptr;
+
+void trampoline(int sig, siginfo_t* info, void* uc);
+
+bool is_ours(const struct sigaction& a) {
+  return (a.sa_flags & SA_SIGINFO) != 0 && a.sa_sigaction == trampoline;
+}
+
+Status set_ours(struct sigaction* previous) {
+  struct sigaction sa{};
+  sa.sa_sigaction = trampoline;
+  sigemptyset(&sa.sa_mask);
+  // SA_ONSTACK: a program that runs its SIGSEGV handler on an alternate stack (stack overflow)
+  // keeps doing so through the chain.
+  sa.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
+  if (sigaction(SIGSEGV, &sa, previous) != 0) return errno_status(errno, "sigaction(SIGSEGV)");
+  return Status::Ok();
+}
+
+// What SIGSEGV would have done without us.
+void pass_on(int sig, siginfo_t* info, void* uc) {
+  const struct sigaction& p = g_prev[g_prev_live.load(std::memory_order_acquire)];
+  if ((p.sa_flags & SA_SIGINFO) != 0 && p.sa_sigaction != nullptr) {
+    p.sa_sigaction(sig, info, uc);
+    return;
+  }
+  if (p.sa_handler != SIG_DFL && p.sa_handler != SIG_IGN) {
+    p.sa_handler(sig);
+    return;
+  }
+  // Default (an ignored fault is fatal too): the faulting instruction runs again and the kernel
+  // ends the process; a SIGSEGV sent by kill() is raised again.
+  struct sigaction dfl{};
+  dfl.sa_handler = SIG_DFL;
+  sigemptyset(&dfl.sa_mask);
+  sigaction(SIGSEGV, &dfl, nullptr);
+  if (info == nullptr || info->si_code <= 0) raise(SIGSEGV);
+}
+
+void trampoline(int sig, siginfo_t* info, void* uc) {
+  if (g_guard != nullptr && info != nullptr && info->si_code > 0 &&
+      g_guard->handle(reinterpret_cast<std::uintptr_t>(info->si_addr))) {
+    return;  // the guard is lifted: the instruction runs again
+  }
+  if (g_guard != nullptr) g_guard->note_foreign();
+  pass_on(sig, info, uc);
+}
+
+}  // namespace
+
+std::size_t PageGuard::page_size() noexcept {
+  static const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+PageGuard::Range PageGuard::pages_of(const void* addr, std::size_t len) noexcept {
+  const std::uintptr_t page = page_size();
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  return {a & ~(page - 1), (a + len + page - 1) & ~(page - 1)};
+}
+
+Result<PageGuard*> PageGuard::instance() {
+  std::lock_guard lock(g_mu);
+  if (g_guard == nullptr) {
+    // Never destroyed: the handler may run until the process ends.
+    auto* g = new PageGuard();  // NOLINT(cppcoreguidelines-owning-memory)
+    struct sigaction prev{};
+    Status st = set_ours(&prev);
+    if (!st.ok()) {
+      delete g;  // NOLINT(cppcoreguidelines-owning-memory)
+      return Status(Code::kUnsupported, "page guard: " + st.to_string());
+    }
+    g_prev[0] = prev;
+    g_prev_live.store(0, std::memory_order_release);
+    g_guard = g;
+  }
+  return g_guard;
+}
+
+// Called with g_mu held. A handler the program installed since is chained behind ours.
+Status PageGuard::ensure_installed() {
+  struct sigaction cur{};
+  if (sigaction(SIGSEGV, nullptr, &cur) != 0) return errno_status(errno, "sigaction(SIGSEGV)");
+  if (is_ours(cur)) return Status::Ok();
+  const int next = 1 - g_prev_live.load(std::memory_order_relaxed);
+  g_prev[next] = cur;
+  g_prev_live.store(next, std::memory_order_release);
+  rechained_.fetch_add(1, std::memory_order_relaxed);
+  return set_ours(nullptr);
+}
+
+Result<PageGuard::Ticket> PageGuard::guard(const void* addr, std::size_t len) {
+  if (addr == nullptr || len == 0) return Status(Code::kInvalidArgument, "page guard: empty range");
+  const Range r = pages_of(addr, len);
+  std::lock_guard lock(g_mu);
+  AUGUR_RETURN_IF_ERROR(ensure_installed());
+  Slot* free_slot = nullptr;
+  for (Slot& s : slots_) {
+    if (s.state.load(std::memory_order_acquire) == kFree) {
+      if (free_slot == nullptr) free_slot = &s;
+      continue;
+    }
+    if (r.lo < s.hi.load(std::memory_order_relaxed) && s.lo.load(std::memory_order_relaxed) < r.hi) {
+      return Status(Code::kInvalidArgument, "page guard: the range shares a page with a guarded one");
+    }
+  }
+  if (free_slot == nullptr) return Status(Code::kResourceExhausted, "page guard: all " + std::to_string(kMaxGuards) + " guards in use");
+  Slot& s = *free_slot;
+  s.lo.store(r.lo, std::memory_order_relaxed);
+  s.hi.store(r.hi, std::memory_order_relaxed);
+  const std::uint32_t version = s.version.fetch_add(1, std::memory_order_relaxed) + 1;
+  // Armed before the pages are protected: no fault can come from them before this store.
+  s.state.store(kArmed, std::memory_order_release);
+  if (mprotect(reinterpret_cast<void*>(r.lo), r.hi - r.lo, PROT_NONE) != 0) {
+    const int err = errno;
+    s.state.store(kFree, std::memory_order_release);
+    return errno_status(err, "page guard: mprotect");
+  }
+  guards_.fetch_add(1, std::memory_order_relaxed);
+  return Ticket{static_cast<std::uint32_t>(&s - slots_), version};
+}
+
+Result<bool> PageGuard::release(Ticket t) {
+  if (t.slot >= kMaxGuards) return Status(Code::kNotFound, "page guard: no such ticket");
+  std::lock_guard lock(g_mu);
+  Slot& s = slots_[t.slot];
+  for (;;) {
+    std::uint32_t st = s.state.load(std::memory_order_acquire);
+    if (st == kFree || s.version.load(std::memory_order_relaxed) != t.version) {
+      return Status(Code::kNotFound, "page guard: ticket already released");
+    }
+    if (st == kTouched) {
+      s.state.store(kFree, std::memory_order_release);
+      return true;
+    }
+    if (st == kArmed && s.state.compare_exchange_strong(st, kLifting, std::memory_order_acq_rel)) {
+      const std::uintptr_t lo = s.lo.load(std::memory_order_relaxed);
+      const std::uintptr_t hi = s.hi.load(std::memory_order_relaxed);
+      const int rc = mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+      const int err = errno;
+      s.state.store(kFree, std::memory_order_release);
+      if (rc != 0) return errno_status(err, "page guard: mprotect");
+      return false;
+    }
+    sched_yield();  // a handler is lifting it (kLifting): a few instructions away
+  }
+}
+
+bool PageGuard::touched(Ticket t) const noexcept {
+  if (t.slot >= kMaxGuards) return false;
+  const Slot& s = slots_[t.slot];
+  return s.state.load(std::memory_order_acquire) == kTouched && s.version.load(std::memory_order_relaxed) == t.version;
+}
+
+bool PageGuard::handle(std::uintptr_t addr) noexcept {
+  for (Slot& s : slots_) {
+    std::uint32_t st = s.state.load(std::memory_order_acquire);
+    if (st == kFree) continue;
+    const std::uintptr_t lo = s.lo.load(std::memory_order_relaxed);
+    const std::uintptr_t hi = s.hi.load(std::memory_order_relaxed);
+    if (addr < lo || addr >= hi) continue;
+    if (st == kArmed && s.state.compare_exchange_strong(st, kLifting, std::memory_order_acq_rel)) {
+      mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+      touches_.fetch_add(1, std::memory_order_relaxed);
+      s.state.store(kTouched, std::memory_order_release);
+    }
+    // Otherwise another thread or release() is lifting it, or has just lifted it (kTouched: this
+    // thread faulted while it was armed): the access runs again and succeeds.
+    return true;
+  }
+  return false;
+}
+
+void PageGuard::note_foreign() noexcept { foreign_.fetch_add(1, std::memory_order_relaxed); }
+
+PageGuard::Counters PageGuard::counters() const noexcept {
+  return {guards_.load(std::memory_order_relaxed), touches_.load(std::memory_order_relaxed),
+          foreign_.load(std::memory_order_relaxed), rechained_.load(std::memory_order_relaxed)};
+}
+
+}  // namespace augur::host

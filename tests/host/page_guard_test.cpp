@@ -1,0 +1,259 @@
+// PageGuard (host/augur/host/page_guard.h): guarded pages, the program's touches, tickets, and
+// the program's own SIGSEGV handlers (in fresh processes: page_guard_child).
+#include <signal.h>
+#include <spawn.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "augur/host/page_guard.h"
+
+extern char** environ;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define AUGUR_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define AUGUR_SANITIZED 1
+#endif
+#endif
+#ifndef AUGUR_SANITIZED
+#define AUGUR_SANITIZED 0
+#endif
+
+namespace augur::host {
+namespace {
+
+// Page-aligned anonymous memory, unmapped at the end.
+struct Pages {
+  explicit Pages(std::size_t n)
+      : bytes(n * PageGuard::page_size()),
+        p(static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0))) {}
+  ~Pages() { munmap(p, bytes); }
+  Pages(const Pages&) = delete;
+  Pages& operator=(const Pages&) = delete;
+  std::size_t bytes;
+  char* p;
+};
+
+PageGuard& guard() {
+  Result<PageGuard*> g = PageGuard::instance();
+  EXPECT_TRUE(g.ok()) << g.status().to_string();
+  return **g;
+}
+
+TEST(PageGuard, ReleasedUntouchedTheMemoryIsTheProgramsAgain) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Pages m(3);
+  std::memset(m.p, 7, m.bytes);
+  const PageGuard::Counters before = g.counters();
+  Result<PageGuard::Ticket> t = g.guard(m.p + page, page);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  EXPECT_FALSE(g.touched(*t));
+  m.p[0] = 1;               // the pages around are not guarded
+  m.p[2 * page] = 2;
+  EXPECT_FALSE(g.touched(*t));
+  Result<bool> r = g.release(*t);
+  ASSERT_TRUE(r.ok()) << r.status().to_string();
+  EXPECT_FALSE(*r);
+  m.p[page] = 3;
+  EXPECT_EQ(3, m.p[page]);
+  EXPECT_EQ(7, m.p[page + 1]);
+  EXPECT_EQ(before.guards + 1, g.counters().guards);
+  EXPECT_EQ(before.touches, g.counters().touches);
+}
+
+TEST(PageGuard, AStoreLiftsTheGuardLandsAndIsReported) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Pages m(4);
+  const PageGuard::Counters before = g.counters();
+  Result<PageGuard::Ticket> t = g.guard(m.p, 4 * page);
+  ASSERT_TRUE(t.ok());
+  static_cast<volatile char*>(m.p)[3 * page + 9] = 42;  // faults, lifted, runs again
+  EXPECT_EQ(42, m.p[3 * page + 9]);
+  EXPECT_TRUE(g.touched(*t));
+  m.p[0] = 1;  // the whole range is lifted: no second fault
+  EXPECT_EQ(before.touches + 1, g.counters().touches);
+  Result<bool> r = g.release(*t);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(*r);
+  EXPECT_EQ(before.foreign_faults, g.counters().foreign_faults);
+}
+
+TEST(PageGuard, ALoadIsATouchToo) {
+  PageGuard& g = guard();
+  Pages m(1);
+  m.p[100] = 9;
+  Result<PageGuard::Ticket> t = g.guard(m.p, m.bytes);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(9, static_cast<volatile char*>(m.p)[100]);
+  EXPECT_TRUE(g.touched(*t));
+  Result<bool> r = g.release(*t);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(*r);
+}
+
+// A buffer that does not start or end on a page: the pages holding its edges are guarded too,
+// so a touch of the bytes next to it counts (never a silent miss).
+TEST(PageGuard, EdgePagesOfAnUnalignedBufferAreGuarded) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Pages m(4);
+  const PageGuard::Range r = PageGuard::pages_of(m.p + 100, 2 * page);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(m.p), r.lo);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(m.p + 3 * page), r.hi);
+  Result<PageGuard::Ticket> t = g.guard(m.p + 100, 2 * page);
+  ASSERT_TRUE(t.ok());
+  m.p[3 * page] = 1;  // past the last guarded page
+  EXPECT_FALSE(g.touched(*t));
+  static_cast<volatile char*>(m.p)[50] = 1;  // before the buffer, on its first page
+  EXPECT_TRUE(g.touched(*t));
+  ASSERT_TRUE(g.release(*t).ok());
+}
+
+TEST(PageGuard, TicketsOutliveNothing) {
+  PageGuard& g = guard();
+  Pages m(1);
+  Result<PageGuard::Ticket> a = g.guard(m.p, 1);
+  ASSERT_TRUE(a.ok());
+  ASSERT_TRUE(g.release(*a).ok());
+  Result<bool> again = g.release(*a);
+  EXPECT_EQ(Code::kNotFound, again.status().code());
+  Result<PageGuard::Ticket> b = g.guard(m.p, 1);  // may reuse the slot: a new version
+  ASSERT_TRUE(b.ok());
+  static_cast<volatile char*>(m.p)[0] = 1;
+  EXPECT_TRUE(g.touched(*b));
+  EXPECT_FALSE(g.touched(*a));
+  EXPECT_EQ(Code::kNotFound, g.release(*a).status().code());
+  Result<bool> rb = g.release(*b);
+  ASSERT_TRUE(rb.ok());
+  EXPECT_TRUE(*rb);
+  EXPECT_EQ(Code::kNotFound, g.release(PageGuard::Ticket{PageGuard::kMaxGuards, 1}).status().code());
+}
+
+TEST(PageGuard, BadRangesAreRefusedAndLeaveTheMemoryAlone) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Pages m(2);
+  EXPECT_EQ(Code::kInvalidArgument, g.guard(m.p, 0).status().code());
+  EXPECT_EQ(Code::kInvalidArgument, g.guard(nullptr, 8).status().code());
+  Result<PageGuard::Ticket> t = g.guard(m.p + 10, page);  // both pages
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(Code::kInvalidArgument, g.guard(m.p + page + 100, 8).status().code());  // shares page 2
+  ASSERT_TRUE(g.release(*t).ok());
+  m.p[page + 100] = 1;  // the refused guard protected nothing
+}
+
+TEST(PageGuard, AFullTableIsResourceExhausted) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Pages m(PageGuard::kMaxGuards + 1);
+  std::vector<PageGuard::Ticket> tickets;
+  for (std::size_t i = 0; i < PageGuard::kMaxGuards; ++i) {
+    Result<PageGuard::Ticket> t = g.guard(m.p + i * page, page);
+    ASSERT_TRUE(t.ok()) << i << ": " << t.status().to_string();
+    tickets.push_back(*t);
+  }
+  Result<PageGuard::Ticket> more = g.guard(m.p + PageGuard::kMaxGuards * page, page);
+  EXPECT_EQ(Code::kResourceExhausted, more.status().code());
+  m.p[PageGuard::kMaxGuards * page] = 1;  // not guarded
+  for (const PageGuard::Ticket& t : tickets) ASSERT_TRUE(g.release(t).ok());
+}
+
+// Threads touching guarded pages at once: every access lands, each range counts one touch.
+TEST(PageGuard, ThreadsTouchingAtOnceAllContinue) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  constexpr std::size_t kThreads = 4;
+  constexpr std::size_t kRanges = 8;
+  Pages m(kRanges);
+  for (std::size_t round = 0; round < 20; ++round) {
+    std::vector<PageGuard::Ticket> tickets;
+    for (std::size_t i = 0; i < kRanges; ++i) {
+      Result<PageGuard::Ticket> t = g.guard(m.p + i * page, page);
+      ASSERT_TRUE(t.ok());
+      tickets.push_back(*t);
+    }
+    const std::uint64_t touches = g.counters().touches;
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < kThreads; ++k) {
+      threads.emplace_back([&, k] {
+        while (!go.load()) {
+        }
+        for (std::size_t i = 0; i < kRanges; ++i) static_cast<volatile char*>(m.p)[i * page + k] = static_cast<char>(round + k);
+      });
+    }
+    go = true;
+    for (std::thread& t : threads) t.join();
+    for (std::size_t i = 0; i < kRanges; ++i) {
+      for (std::size_t k = 0; k < kThreads; ++k) ASSERT_EQ(static_cast<char>(round + k), m.p[i * page + k]);
+      EXPECT_TRUE(g.touched(tickets[i]));
+      Result<bool> r = g.release(tickets[i]);
+      ASSERT_TRUE(r.ok());
+      EXPECT_TRUE(*r);
+    }
+    EXPECT_EQ(touches + kRanges, g.counters().touches);
+  }
+}
+
+struct Child {
+  int status = 0;
+  std::string out;
+};
+
+Child run_child(const char* scenario) {
+  int fds[2];
+  EXPECT_EQ(0, pipe(fds));
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_addclose(&fa, fds[0]);
+  pid_t pid = 0;
+  char* argv[] = {const_cast<char*>(AUGUR_TEST_PAGE_GUARD_CHILD), const_cast<char*>(scenario), nullptr};
+  const int rc = posix_spawn(&pid, AUGUR_TEST_PAGE_GUARD_CHILD, &fa, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  close(fds[1]);
+  Child c;
+  EXPECT_EQ(0, rc) << std::strerror(rc);
+  char buf[256];
+  for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) c.out.append(buf, static_cast<std::size_t>(n));
+  close(fds[0]);
+  EXPECT_EQ(pid, waitpid(pid, &c.status, 0));
+  return c;
+}
+
+TEST(PageGuard, TheProgramsHandlerInstalledBeforeGetsItsOwnFaults) {
+  const Child c = run_child("before");
+  EXPECT_TRUE(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0) << c.out;
+  EXPECT_NE(std::string::npos, c.out.find("before: ok")) << c.out;
+}
+
+TEST(PageGuard, TheProgramsHandlerInstalledAfterIsChainedBehindTheGuard) {
+  const Child c = run_child("after");
+  EXPECT_TRUE(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0) << c.out;
+  EXPECT_NE(std::string::npos, c.out.find("after: ok")) << c.out;
+}
+
+TEST(PageGuard, WithoutAProgramHandlerAForeignFaultStillEndsTheProcess) {
+  const Child c = run_child("none");
+  EXPECT_NE(std::string::npos, c.out.find("none: faulting")) << c.out;
+  EXPECT_EQ(std::string::npos, c.out.find("survived")) << c.out;
+  EXPECT_FALSE(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0);
+#if !AUGUR_SANITIZED
+  EXPECT_TRUE(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGSEGV) << c.status;  // sanitizers report it their way
+#endif
+}
+
+}  // namespace
+}  // namespace augur::host
