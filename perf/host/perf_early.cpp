@@ -192,21 +192,12 @@ Status micro(const Options& opt) {
 int main(int argc, char** argv) {
   namespace perf = augur::perf;
   Options opt;
-  std::string sizes;
   if (!perf::parse_flags(argc, argv,
-                         {{"--sizes", true, [&](const char* s) { sizes = s; return true; }},
+                         {perf::sizes_flag("--sizes", opt.sizes),
                           perf::int_flag("--iters", opt.iters), perf::int_flag("--rounds", opt.rounds),
                           perf::int_flag("--warmup", opt.warmup), {"--micro", false, [&](const char*) { opt.micro = true; return true; }}},
                          "[--sizes B,B,...] [--iters N] [--rounds R] [--warmup W] [--micro]")) {
     return 2;
-  }
-  if (!sizes.empty()) {
-    opt.sizes.clear();
-    for (std::size_t at = 0; at < sizes.size();) {
-      const std::size_t comma = std::min(sizes.find(',', at), sizes.size());
-      opt.sizes.push_back(std::strtoull(sizes.substr(at, comma - at).c_str(), nullptr, 10));
-      at = comma + 1;
-    }
   }
   const bool bad_size = std::any_of(opt.sizes.begin(), opt.sizes.end(), [](std::size_t b) { return b < 8192 + 1 || b > (1u << 22); });
   if (opt.iters < 1 || opt.rounds < 1 || opt.warmup < 1 || bad_size) {

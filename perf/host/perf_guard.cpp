@@ -44,25 +44,13 @@ double time_us(const perf::Stopwatch& sw, int reps, F&& f) {
   return sw.us(perf::Stopwatch::now() - t0) / reps;
 }
 
-bool parse_sizes(const char* s, std::vector<std::size_t>& out) {
-  out.clear();
-  for (const char* p = s; *p != '\0';) {
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(p, &end, 10);
-    if (end == p || v == 0) return false;
-    out.push_back(v);
-    p = *end == ',' ? end + 1 : end;
-  }
-  return !out.empty();
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
   Options o;
   if (!perf::parse_flags(argc, argv,
                          {perf::int_flag("--reps", o.reps), perf::int_flag("--rounds", o.rounds),
-                          {"--sizes", true, [&o](const char* s) { return parse_sizes(s, o.sizes); }}},
+                          perf::sizes_flag("--sizes", o.sizes)},
                          "[--sizes 4096,65536,...] [--reps N] [--rounds R]") ||
       o.reps < 1 || o.rounds < 1) {
     return 2;

@@ -43,6 +43,20 @@ inline Flag int_flag(const char* name, int& v) {
 inline Flag size_flag(const char* name, std::size_t& v) {
   return {name, true, [&v](const char* s) { v = std::strtoull(s, nullptr, 10); return true; }};
 }
+// A comma-separated list of byte counts (each > 0), replacing `v`'s defaults.
+inline Flag sizes_flag(const char* name, std::vector<std::size_t>& v) {
+  return {name, true, [&v](const char* s) {
+            v.clear();
+            for (const char* p = s; *p != '\0';) {
+              char* end = nullptr;
+              const unsigned long long b = std::strtoull(p, &end, 10);
+              if (end == p || b == 0 || (*end != ',' && *end != '\0')) return false;
+              v.push_back(b);
+              p = *end == ',' ? end + 1 : end;
+            }
+            return !v.empty();
+          }};
+}
 // False (after printing `usage`) on an unknown flag, a missing value or a refused one.
 inline bool parse_flags(int argc, char** argv, const std::vector<Flag>& flags, const char* usage) {
   for (int i = 1; i < argc; ++i) {

@@ -45,7 +45,8 @@ class PageGuard {
     std::uintptr_t hi = 0;
   };
 
-  // Protects every page holding a byte of [addr, addr + len). kInvalidArgument for an empty
+  // Protects every page holding a byte of [addr, addr + len), which must be read-write memory
+  // (a lifted or released guard leaves its pages read-write). kInvalidArgument for an empty
   // range, kResourceExhausted when kMaxGuards ranges are guarded, kIo if mprotect fails (the
   // range is then left as it was). Two guards must not share a page (kInvalidArgument).
   Result<Ticket> guard(const void* addr, std::size_t len);
@@ -81,7 +82,7 @@ class PageGuard {
   PageGuard() = default;
   Status ensure_installed();
 
-  enum State : std::uint32_t { kFree = 0, kArming, kArmed, kTouched, kLifting };
+  enum State : std::uint32_t { kFree = 0, kArmed, kTouched, kLifting };
   struct Slot {
     std::atomic<std::uint32_t> state{kFree};
     std::atomic<std::uint32_t> version{0};
