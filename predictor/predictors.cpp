@@ -330,7 +330,8 @@ Match::Match(const Options& o)
       hist_(mask_ + 1, kNoCall),
       sites_hist_(mask_ + 1, kNoSite),
       table_(2 * (mask_ + 1), 0),
-      votes_(table_.size(), 0) {}
+      votes_(table_.size(), 0),
+      detour_(mask_ + 1, 0) {}
 
 std::uint64_t Match::context_hash(std::uint32_t k) const noexcept {
   std::uint64_t h = 0x9e3779b97f4a7c15ULL + k;
@@ -344,6 +345,7 @@ std::uint64_t Match::context_hash(std::uint32_t k) const noexcept {
 void Match::observe(Event e) {
   const CallId c = e.call;
   if (len_ > 0 && hist_[ptr_ & mask_] == c) {
+    if (detour_[ptr_ & mask_]) knows_detour_ = true;
     ++ptr_;
     ++len_;
   } else if (len_ > 0 && ptr_ + 1 < n_ && hist_[(ptr_ + 1) & mask_] == c) {
@@ -351,23 +353,34 @@ void Match::observe(Event e) {
   } else if (len_ > 0) {
     len_ = 0;  // a miss: the earlier run is left, but remembered for one call (noise now?)
     lost_ = ptr_ + 1;
+    replaced_ = 0;
   } else if (lost_ != 0) {
     // The call after a miss: the miss was noise if this is the run's expected call (one call
     // inserted) or the one after it (one call replaced). Resume without waiting for a context.
+    // A run one call back has the miss itself after its expected call: that is a repeat (a
+    // new loop starting, LU), not a replacement, hence at + 2 < n_.
     const std::uint64_t at = lost_ - 1;
     lost_ = 0;
-    if (n_ - at < mask_ && hist_[at & mask_] == c) {
+    if (replaced_ == 0 && n_ - at < mask_ && hist_[at & mask_] == c) {
       ptr_ = at + 1;
       len_ = 1;
-    } else if (n_ - at < mask_ && at + 1 < n_ && hist_[(at + 1) & mask_] == c) {
+    } else if (n_ - at < mask_ && at + 2 < n_ && hist_[(at + 1) & mask_] == c) {
       ptr_ = at + 2;
       len_ = 1;
       // Replaced: the history keeps the expected call, so that runs which later follow this
       // stretch do not repeat the noise (the cycle predictors' repair, Resync).
-      hist_[(n_ - 1) & mask_] = hist_[at & mask_];
+      if (replaced_ == 0) {
+        hist_[(n_ - 1) & mask_] = hist_[at & mask_];
+        sites_hist_[(n_ - 1) & mask_] = sites_hist_[at & mask_];
+      }
+    } else if (replaced_ + 1 < kMaxReplaced && at + 2 < n_) {
+      // This call replaced the run's next one too (MG's `6 7` for `4 5`): stay aligned.
+      ++replaced_;
+      lost_ = at + 2;
     }
+    if (lost_ == 0) replaced_ = 0;
   }
-  if (pending_ != 0) vote(table_[pending_ - 1], votes_[pending_ - 1], c);
+  const bool outvoted = pending_ != 0 && vote(table_[pending_ - 1], votes_[pending_ - 1], c);
   if (prev_ != kNoCall) {
     if (prev_ >= succ_.size()) {
       const std::size_t n = std::max<std::size_t>(prev_ + 1, 2 * succ_.size());
@@ -397,13 +410,15 @@ void Match::observe(Event e) {
   }
   hist_[n_ & mask_] = c;
   sites_hist_[n_ & mask_] = e.site;
+  detour_[n_ & mask_] = outvoted ? 1 : 0;
   ++n_;
   if (n_ >= min_) {
     const std::uint32_t k = min_;
     const std::uint64_t h = context_hash(k);
     const std::size_t idx = h & (table_.size() - 1);
     const std::uint64_t slot = table_[idx];
-    if (len_ == 0 && slot != 0 && n_ - (slot - 1) < mask_) {
+    const bool live = slot != 0 && n_ - (slot - 1) < mask_;
+    if (live && (len_ == 0 || table_beats_run(idx))) {
       // Verify: a table slot is shared by contexts with the same hash bits.
       const std::uint64_t at = slot - 1;
       bool same = true;
@@ -412,27 +427,54 @@ void Match::observe(Event e) {
         ptr_ = at;
         len_ = k;
         lost_ = 0;
+        // A run whose context holds a detour aligned one detour with another: it may follow
+        // the next (a periodic insertion).
+        knows_detour_ = false;
+        for (std::uint32_t j = 1; j <= k; ++j) knows_detour_ = knows_detour_ || detour_[(at - j) & mask_] != 0;
       }
     }
     pending_ = idx + 1;  // the next call votes on the run this context selects
   }
   if (len_ > 0) {
     pred_ = hist_[ptr_ & mask_];
+    guessed_ = false;
   } else {
     pred_ = c < succ_.size() ? succ_[c] : kNoCall;
     // Just after a miss by a call never followed before: guess it replaced the expected one.
-    if (pred_ == kNoCall && lost_ != 0 && lost_ < n_ && n_ - lost_ < mask_) pred_ = hist_[lost_ & mask_];
+    guessed_ = pred_ == kNoCall && lost_ != 0 && lost_ < n_ && n_ - lost_ < mask_;
+    if (guessed_) pred_ = hist_[lost_ & mask_];
   }
+}
+
+// While a run is followed, the table entry of the latest context (live, `idx`) may select
+// another earlier occurrence whose next call differs. The run gives way when that occurrence
+// agrees with the recent calls at least as far back as the run has (longest match; a tie goes
+// to the voted entry), or when the run is about to follow a detour the entry's vote kept out
+// and the run has not seen a detour recur (MG's one-off extra exchange, met again by a run that
+// started just before it). Runs of kMaxAgree calls or more are not second-guessed: they carry
+// the longer period.
+bool Match::table_beats_run(std::size_t idx) const noexcept {
+  const std::uint64_t at = table_[idx] - 1;
+  if (len_ >= kMaxAgree || hist_[at & mask_] == hist_[ptr_ & mask_]) return false;
+  std::uint64_t j = 1;
+  while (j <= len_ && j <= at && n_ - (at - j) <= mask_ && hist_[(at - j) & mask_] == hist_[(n_ - j) & mask_]) ++j;
+  if (j > len_) return true;
+  return votes_[idx] >= kMaxVotes && detour_[ptr_ & mask_] != 0 && !knows_detour_;
 }
 
 // The call after a context votes on which earlier occurrence of it the context selects: the
 // newest that the program followed, kept against kMaxVotes - 1 calls that went elsewhere.
-// Recency alone follows a one-off detour the next time the context recurs.
-void Match::vote(std::uint64_t& slot, std::uint8_t& votes, CallId c) const noexcept {
+// Recency alone follows a one-off detour the next time the context recurs. True when the call
+// was kept out (a detour).
+bool Match::vote(std::uint64_t& slot, std::uint8_t& votes, CallId c) const noexcept {
   const bool live = slot != 0 && n_ - (slot - 1) < mask_;
   // Agreeing, the newest occurrence that went the same way replaces the older one too.
   const bool agrees = live && hist_[(slot - 1) & mask_] == c;
-  if (keep_or_replace(live, agrees, votes) || agrees) slot = n_ + 1;
+  if (keep_or_replace(live, agrees, votes) || agrees) {
+    slot = n_ + 1;
+    return false;
+  }
+  return true;
 }
 
 // The voting rule of both: an entry that agrees gains a vote (up to kMaxVotes), one that does not

@@ -203,11 +203,12 @@ class Match final : public Predictor {
   // With a pre-receive hint, a match whose next call was made at another site is about to break:
   // the call last made at the announced site is offered instead (Tagging's reading).
   // Without a run, the successor guess gives way to the announced site's call when that site
-  // has made only that call, more than once (LU's receives: one call per site).
+  // has made only that call, more than once (LU's receives: one call per site); the weaker
+  // guess that a miss replaced the run's call gives way when the site made it once.
   [[nodiscard]] CallId predict(SiteId site) const noexcept override {
     if (site >= at_site_.size() || at_site_[site] == kNoCall) return pred_;
     if (len_ > 0) return sites_hist_[ptr_ & mask_] == site ? pred_ : at_site_[site];
-    if (pred_ == kNoCall || site_same_[site] >= 2) return at_site_[site];
+    if (pred_ == kNoCall || site_same_[site] >= (guessed_ ? 1 : 2)) return at_site_[site];
     return pred_;
   }
   void observe(Event e) override;
@@ -216,7 +217,8 @@ class Match final : public Predictor {
 
  private:
   [[nodiscard]] std::uint64_t context_hash(std::uint32_t k) const noexcept;
-  void vote(std::uint64_t& slot, std::uint8_t& votes, CallId c) const noexcept;
+  bool vote(std::uint64_t& slot, std::uint8_t& votes, CallId c) const noexcept;
+  [[nodiscard]] bool table_beats_run(std::size_t idx) const noexcept;
   static bool keep_or_replace(bool held, bool agrees, std::uint8_t& votes) noexcept;
   static constexpr std::uint8_t kMaxVotes = 2;
   std::uint32_t min_;
@@ -227,8 +229,13 @@ class Match final : public Predictor {
   std::uint64_t ptr_ = 0;       // while matching: the position whose call is predicted
   std::uint32_t len_ = 0;       // current match length (0: none)
   std::uint64_t lost_ = 0;      // after a miss: the position the run expected + 1 (0: none)
+  std::uint32_t replaced_ = 0;  // after a miss: further calls that replaced the run's one for one
+  static constexpr std::uint32_t kMaxReplaced = 2;  // calls in a row that may replace the run's
+  static constexpr std::uint32_t kMaxAgree = 64;    // table_beats_run()
   std::vector<std::uint64_t> table_;  // context hash -> position after it + 1
   std::vector<std::uint8_t> votes_;   // per table_ entry: its support (vote())
+  std::vector<std::uint8_t> detour_;  // by position: a call its context's vote kept out
+  bool knows_detour_ = false;         // the run has aligned one detour with another
   std::size_t pending_ = 0;           // table_ index + 1 of the latest context, voted on next
   std::vector<CallId> succ_;    // by CallId: the call that usually follows it
   std::vector<std::uint8_t> succ_votes_;
@@ -238,6 +245,7 @@ class Match final : public Predictor {
   std::vector<std::uint8_t> site_same_;
   std::size_t sites_ = 0;
   CallId pred_ = kNoCall;
+  bool guessed_ = false;  // pred_ is the call a miss may have replaced, not a successor
   CallId prev_ = kNoCall;
 };
 
