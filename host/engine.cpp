@@ -105,6 +105,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
                                                                        .size = e->size_,
                                                                        .direct_min = cfg.direct_min,
                                                                        .eager_limit = cfg.eager_limit,
+                                                                       .direct_max = cfg.direct_max == 0 ? cfg.eager_limit
+                                                                                                         : std::min(cfg.direct_max, proto::kMaxDirectBytes),
                                                                        .landing_max = cfg.early == EngineConfig::Early::kLanding
                                                                                           ? cfg.landing_max
                                                                                           : 0,
@@ -253,8 +255,9 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   } else {
     m.type = proto::MsgType::kRts;
     m.user = buf;
-    // A landing credit may carry it (docs/early.md); a synchronous send must wait for its match.
-    m.may_write = !synchronous && len > 0 && len <= proto::kMaxDirectBytes && cfg_.early != EngineConfig::Early::kOff;
+    // The receive's credit or a landing credit may carry it (docs/runtime.md, docs/early.md); a
+    // synchronous send must wait for its match.
+    m.may_write = !synchronous && len > 0 && len <= proto::kMaxDirectBytes && cfg_.steering != Steering::kOff;
     nic::RemoteBuffer rb;
     if (len > 0) {
       AUGUR_ASSIGN_OR_RETURN(m.pin, send_cache_->acquire(buf, len));
@@ -293,10 +296,9 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
   waiting_post_ = {};
   if (auto m = match_.post({context, source, tag}, recv)) {
     AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
-  } else if (len > cfg_.eager_limit) {
-    waiting_post_ = {source, context, tag};  // its message may take a landing zone already out
-  } else if (creditable && !steer_->skip_credit(source)) {
-    AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
+  } else {
+    if (len > cfg_.eager_limit) waiting_post_ = {source, context, tag};  // its message may take a landing zone already out
+    if (creditable && !steer_->skip_credit(source)) AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
   }
   if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
   return Status::Ok();

@@ -122,6 +122,8 @@ Result<EngineConfig> engine_config_from_settings() {
   c.sge_max_runs = static_cast<std::uint32_t>(sge_runs);
   AUGUR_ASSIGN_OR_RETURN(std::int64_t direct_min, setting_int("AUGUR_DIRECT_MIN"));
   c.direct_min = static_cast<std::uint32_t>(direct_min);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t direct_max, setting_int("AUGUR_DIRECT_MAX"));
+  c.direct_max = static_cast<std::uint32_t>(direct_max);
   AUGUR_ASSIGN_OR_RETURN(c.early, setting_enum<EngineConfig::Early>("AUGUR_EARLY"));
   AUGUR_ASSIGN_OR_RETURN(std::int64_t landing_max, setting_int("AUGUR_LANDING_MAX"));
   c.landing_max = static_cast<std::uint32_t>(landing_max);

@@ -22,7 +22,7 @@ Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size
 }
 
 Status Engine::stage_credit(const predictor::RecvCall& call) {  // the policy chose it: creditable, not paused
-  if (call.count > cfg_.eager_limit) return stage_landing(call);  // the policy found it landable
+  if (steer_->landable(call.count, call.source, call.tag)) return stage_landing(call);  // early placement on
   Peer& p = peers_[static_cast<std::size_t>(call.source)];
   if (p.dead) return Status::Ok();
   ChannelWriter w(*p.ch);

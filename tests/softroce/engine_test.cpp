@@ -66,10 +66,12 @@ Status all_pairs(Engine& e, std::uint64_t& bounce, std::uint64_t& rndv, std::uin
     const std::size_t n = kSizes[i];
     const Request& r = *recvs[j];
     CHECK(r.source == q && r.tag == static_cast<std::int32_t>(i) && r.length == n, "wrong envelope");
-    // Steering credits receives of direct_min bytes up to the eager limit; whether a credit
-    // reaches the sender before its message leaves is a race, so such a message may come either
-    // way. Smaller ones must come through a bounce slot.
-    const bool steerable = e.config().steering != Steering::kOff && n > 0 && n >= e.config().direct_min && n <= kEager;
+    // Steering credits receives of direct_min up to direct_max bytes (above the eager limit the
+    // sender writes from its own buffer instead of sending an RTS); whether a credit reaches the
+    // sender before its message leaves is a race, so such a message may come either way. Smaller
+    // ones must come through a bounce slot.
+    const std::size_t direct_max = e.config().direct_max == 0 ? kEager : e.config().direct_max;
+    const bool steerable = e.config().steering != Steering::kOff && n > 0 && n >= e.config().direct_min && n <= direct_max;
     const Path want = n > kEager ? Path::kRendezvous : Path::kBounce;
     CHECK(r.path == want || (steerable && r.path == Path::kDirect), "size " + std::to_string(n) + " took the wrong path");
     (r.path == Path::kRendezvous ? rndv : r.path == Path::kDirect ? direct : bounce) += 1;
@@ -156,9 +158,13 @@ Status truncation_and_self(Engine& e, std::uint64_t& bounce, std::uint64_t& rndv
   return Status::Ok();
 }
 
-Status rank_main(std::uint16_t port, int rank, Steering steering, EngineConfig::Assist assist = EngineConfig::Assist::kOff) {
+// direct_max: the largest receive credited (0: the eager limit); above it the sender writes a
+// credited message from its own buffer, so the rendezvous sizes may come either way too.
+Status rank_main(std::uint16_t port, int rank, Steering steering, EngineConfig::Assist assist = EngineConfig::Assist::kOff,
+                 std::uint32_t direct_max = 0) {
   AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, kRanks, 120s));
-  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = steering, .assist = assist}));
+  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = steering,
+                                                        .direct_max = direct_max, .assist = assist}));
   if (assist == EngineConfig::Assist::kOn) {
     const Placement* p = e->assist_placement();
     CHECK(p != nullptr && p->core >= 0 && !p->why.empty(), "no assist thread placement");
@@ -197,8 +203,15 @@ TEST(Engine, ThreeRanksPointToPointPredictedSteering) {
   run_ranks(kRanks, [](std::uint16_t port, int rank) { return rank_main(port, rank, Steering::kPredicted); });
 }
 
-// Big and misaligned: 64 MiB each way by rendezvous, and sizes around the eager limit at odd
-// offsets in both buffers (direct placement, bounce and rendezvous), every byte checked.
+TEST(Engine, ThreeRanksPointToPointCreditsAtEverySize) {
+  run_ranks(kRanks, [](std::uint16_t port, int rank) {
+    return rank_main(port, rank, Steering::kPosted, EngineConfig::Assist::kOff, proto::kMaxDirectBytes);
+  });
+}
+
+// Big and misaligned: 64 MiB each way by rendezvous (above the largest credited receive), and
+// sizes around the eager limit and 3 MiB at odd offsets in both buffers (direct placement,
+// bounce; rendezvous when the credit comes late), every byte checked.
 Status large_main(std::uint16_t port, int rank) {
   AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
   AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 16, .eager_limit = kEager, .steering = Steering::kPosted}));
@@ -220,7 +233,9 @@ Status large_main(std::uint16_t port, int rank) {
       CHECK(in[off + k] == byte_of(peer, rank, n, k), "size " + std::to_string(n) + ": byte " + std::to_string(k));
     }
     for (std::size_t k = off + n; k < in.size(); ++k) CHECK(in[k] == std::byte{0xcc}, "written past the buffer");
-    CHECK(n <= kEager || r->path == Path::kRendezvous, "large message not by rendezvous");
+    CHECK(n <= kEager || r->path == Path::kRendezvous || (n <= proto::kMaxDirectBytes && r->path == Path::kDirect),
+          "large message of " + std::to_string(n) + " bytes by neither rendezvous nor its credit");
+    CHECK(n <= proto::kMaxDirectBytes || r->path == Path::kRendezvous, "64 MiB not by rendezvous");
   }
   return boot->fence();
 }

@@ -41,11 +41,13 @@ struct Job {
 };
 
 // direct_min 1: these tests check the mechanism at every size, also below the default minimum.
-Result<Job> start(std::uint16_t port, int rank, Steering steering, std::uint32_t direct_min = 1) {
+Result<Job> start(std::uint16_t port, int rank, Steering steering, std::uint32_t direct_min = 1,
+                  std::uint32_t direct_max = proto::kMaxDirectBytes) {
   Job j;
   AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
   AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, {.slots = 16, .eager_limit = kEager, .steering = steering,
-                                                        .credit_slots = 8, .direct_min = direct_min}));
+                                                        .credit_slots = 8, .direct_min = direct_min,
+                                                        .direct_max = direct_max}));
   return j;
 }
 
@@ -290,6 +292,86 @@ TEST(Steering, DirectMinKeepsSmallMessagesInBounceSlotsPredicted) {
   run_ranks(2, [](std::uint16_t port, int rank) { return direct_min_main(port, rank, Steering::kPredicted); });
 }
 
+// Above the eager limit a credited receive is written by the sender's NIC straight from the send
+// buffer (RDMA WRITE with immediate): no RTS, READ or FIN, nothing copied. A message longer than
+// its credit goes by rendezvous and is truncated; with AUGUR_DIRECT_MAX at the eager limit every
+// larger receive goes by rendezvous as before. Every receive is posted before its go, so a credit
+// is at the sender in time: the paths below are the only possible ones. Odd sizes start one byte
+// into a page-aligned allocation.
+Status large_main(std::uint16_t port, int rank, Steering steering, std::uint32_t direct_max) {
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, steering, 1024, direct_max));
+  Engine& e = *j.e;
+  const bool credits_large = direct_max > kEager;
+  struct Case {
+    std::size_t cap, bytes;
+    bool credited;
+    Path path;
+  };
+  const Path large = credits_large ? Path::kDirect : Path::kRendezvous;
+  const std::vector<Case> cases = {
+      {kEager, kEager, true, Path::kDirect},
+      {kEager + 1, kEager + 1, credits_large, large},
+      {300'001, 300'001, credits_large, large},
+      {(2u << 20) + 3, (2u << 20) + 3, credits_large, large},
+      {100'000, 200'000, credits_large, Path::kRendezvous},  // longer than the credit: truncated
+  };
+  if (rank == 1) {
+    std::size_t direct = 0;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      AUGUR_RETURN_IF_ERROR(await_go(e, 0));
+      std::vector<std::byte> out(cases[i].bytes);
+      for (std::size_t k = 0; k < out.size(); ++k) out[k] = pattern(i, k);
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr sr, e.isend(out.data(), out.size(), 0, 9, kCtx));
+      AUGUR_RETURN_IF_ERROR(e.wait(sr, kWaitMs));
+      CHECK(sr->path == cases[i].path,
+            "sender, case " + std::to_string(i) + ": path " + std::to_string(int(sr->path)));
+      direct += cases[i].path == Path::kDirect ? 1u : 0u;
+    }
+    CHECK(e.counters().direct_sends == direct, "sender: direct sends " + std::to_string(e.counters().direct_sends));
+    return j.boot->fence();
+  }
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const Case& c = cases[i];
+    const EngineCounters before = e.counters();
+    const std::size_t off = c.cap & 1;
+    std::vector<std::byte> mem(off + c.cap + kGuard, std::byte{0xcc});
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(mem.data() + off, c.cap, 1, 9, kCtx));
+    const std::string what = "case " + std::to_string(i) + " (" + std::to_string(c.bytes) + " bytes into " +
+                             std::to_string(c.cap) + ")";
+    CHECK((r->credit_slot >= 0) == c.credited, what + ": credited " + std::to_string(r->credit_slot >= 0));
+    AUGUR_RETURN_IF_ERROR(go(e, 1));
+    const Status st = e.wait(r, kWaitMs);
+    const bool truncated = c.bytes > c.cap;
+    CHECK(truncated ? st.code() == Code::kTruncated : st.ok(), what + ": " + st.to_string());
+    CHECK(r->path == c.path && r->length == c.bytes, what + ": path " + std::to_string(int(r->path)));
+    CHECK(mem[0] == std::byte{0xcc} || off == 0, what + ": written before the buffer");
+    AUGUR_RETURN_IF_ERROR(check_pattern(std::vector<std::byte>(mem.begin() + static_cast<std::ptrdiff_t>(off), mem.end()),
+                                        std::min(c.bytes, c.cap), i, what.c_str()));
+    const EngineCounters& now = e.counters();
+    const bool direct = c.path == Path::kDirect;
+    CHECK(now.direct_msgs - before.direct_msgs == (direct ? 1u : 0u) && now.credits_used - before.credits_used == (direct ? 1u : 0u),
+          what + ": direct counters " + e.stats_line());
+    CHECK(now.rndv_msgs - before.rndv_msgs == (c.path == Path::kRendezvous ? 1u : 0u), what + ": rendezvous " + e.stats_line());
+    CHECK(direct ? now.bytes_copied == before.bytes_copied : true, what + ": a direct message was copied " + e.stats_line());
+    const bool dropped = c.credited && !direct;
+    CHECK(now.credits_revoked - before.credits_revoked == (dropped ? 1u : 0u), what + ": revoked " + e.stats_line());
+  }
+  std::printf("%s\n", e.stats_line().c_str());
+  return j.boot->fence();
+}
+
+TEST(Steering, LargeCreditedReceivesAreWrittenWithoutTheRendezvousHandshakePosted) {
+  run_ranks(2, [](std::uint16_t port, int rank) { return large_main(port, rank, Steering::kPosted, proto::kMaxDirectBytes); });
+}
+
+TEST(Steering, LargeCreditedReceivesAreWrittenWithoutTheRendezvousHandshakePredicted) {
+  run_ranks(2, [](std::uint16_t port, int rank) { return large_main(port, rank, Steering::kPredicted, proto::kMaxDirectBytes); });
+}
+
+TEST(Steering, DirectMaxAtTheEagerLimitSendsLargerReceivesByRendezvous) {
+  run_ranks(2, [](std::uint16_t port, int rank) { return large_main(port, rank, Steering::kPosted, kEager); });
+}
+
 // Receives from rank 1 in rounds of kPerRound, each round opened by a go; `fresh` buffers are
 // never reused (nothing repeats), otherwise the same buffers every round. Checks every byte.
 Status receive_rounds(Engine& e, std::size_t rounds, std::size_t first_round, bool fresh, std::size_t& direct) {
@@ -517,7 +599,7 @@ class Remapped {
 };
 
 Status remap_main(std::uint16_t port, int rank) {
-  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, Steering::kPredicted));
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank, Steering::kPredicted, 1, proto::kMaxDirectBytes));
   Engine& e = *j.e;
   constexpr std::size_t kRounds = 30, kPerRound = 3, kBytes = 256, kSlot = 4096, kLarge = 5 * kEager + 3;
   constexpr std::int32_t kLargeTag = 20;
@@ -533,7 +615,9 @@ Status remap_main(std::uint16_t port, int rank) {
       for (std::size_t k = 0; k < kLarge; ++k) large[k] = pattern(1000 + r, k);
       AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e.isend(large, kLarge, 0, kLargeTag, kCtx));
       AUGUR_RETURN_IF_ERROR(e.wait(s, kWaitMs));
-      CHECK(s->path == Path::kRendezvous, "large send not by rendezvous");
+      // Its receive was credited before the go: written from this buffer into it (registered
+      // again after each remap, like the receiver's).
+      CHECK(s->path == Path::kDirect, "large send not written through its receive's credit");
       AUGUR_RETURN_IF_ERROR(arena.remap());
     }
     CHECK(e.rcache_counters().releases >= kRounds - 1, "sender saw no releases: " + e.stats_line());
@@ -556,7 +640,7 @@ Status remap_main(std::uint16_t port, int rank) {
       direct += reqs[m]->path == Path::kDirect ? 1u : 0u;
     }
     AUGUR_RETURN_IF_ERROR(e.wait(lq, kWaitMs));
-    CHECK(lq->path == Path::kRendezvous && lq->length == kLarge, "large receive not by rendezvous");
+    CHECK(lq->path == Path::kDirect && lq->length == kLarge, "large receive not placed through its credit");
     for (std::size_t k = 0; k < kLarge + kGuard; ++k) {
       const std::byte want = k < kLarge ? pattern(1000 + r, k) : std::byte{0xcc};
       CHECK(large[k] == want, "round " + std::to_string(r) + ": large message byte " + std::to_string(k));

@@ -52,6 +52,10 @@ struct EngineConfig {
   // copy out of a bounce slot costs less than the credit's RDMA write (AUGUR_DIRECT_MIN; UCX's
   // hardware tag matching has the same threshold, UCX_TM_THRESH, also 1024 by default).
   std::uint32_t direct_min = 1024;
+  // Larger receives are not credited (AUGUR_DIRECT_MAX; 0: the eager limit). Above the eager
+  // limit a credited message is written by RDMA WRITE with immediate from the sender's buffer:
+  // no RTS, READ or FIN.
+  std::uint32_t direct_max = 0;
   std::string predictor = "match";        // a name from predictor_names()
   std::uint32_t predict_depth = 2;        // predicted receives credited ahead (top-k)
   bool stats = false;                     // print the augur-stats line when the engine ends
@@ -76,7 +80,7 @@ struct EngineConfig {
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
-// AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS, AUGUR_DIRECT_MIN, AUGUR_EARLY,
+// AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS, AUGUR_DIRECT_MIN, AUGUR_DIRECT_MAX, AUGUR_EARLY,
 // AUGUR_LANDING_MAX, AUGUR_REMAP_MIN.
 Result<EngineConfig> engine_config_from_settings();
 

@@ -33,7 +33,8 @@ struct SteeringConfig {
   int rank = 0;
   int size = 1;
   std::uint32_t direct_min = 1024;   // smallest receive credited (AUGUR_DIRECT_MIN)
-  std::uint32_t eager_limit = 8192;  // largest (credits are for eager messages)
+  std::uint32_t eager_limit = 8192;  // above it, landing zones instead of credits (landing_max)
+  std::uint32_t direct_max = 8192;   // largest receive credited (AUGUR_DIRECT_MAX)
   std::uint32_t landing_max = 0;     // predicted receives above the eager limit up to this get a landing zone (0: none)
   std::uint32_t predict_depth = 2;   // predicted receives staged ahead (top-k)
   std::string predictor = "match";
@@ -57,7 +58,7 @@ class SteeringPolicy {
   // receive could take its message).
   [[nodiscard]] bool creditable(std::size_t len, int source, std::int32_t tag) const noexcept {
     return cfg_.mode != Steering::kOff && steerable(len) && source >= 0 && source != cfg_.rank && tag >= 0 &&
-           len <= cfg_.eager_limit;
+           len <= cfg_.direct_max;
   }
   // A predicted receive that gets a landing zone instead of a credit (docs/early.md).
   [[nodiscard]] bool landable(std::size_t len, int source, std::int32_t tag) const noexcept {
