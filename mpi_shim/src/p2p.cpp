@@ -219,7 +219,28 @@ using namespace augur::mpi;
 
 namespace {
 
+// Every argument valid, checked in one pass over the handle tables without building an Err: the
+// per-message case. Anything else goes to the checks in check_p2p, which name what is wrong.
+// (Under the guests' emulation the step-by-step checks cost about 360 instructions a call.)
+bool p2p_args_valid(const void* buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, bool recv) {
+  const State& s = S();
+  if (s.initialized == 0 || s.finalized != 0 || count < 0 || comm <= 0 || dt <= 0 || dt == MPI_UB || dt == MPI_LB ||
+      static_cast<std::size_t>(comm) >= s.comms.size() || static_cast<std::size_t>(dt) >= s.types.size()) {
+    return false;
+  }
+  const Comm* c = s.comms[static_cast<std::size_t>(comm)].get();
+  const Type* t = s.types[static_cast<std::size_t>(dt)].get();
+  if (c == nullptr || t == nullptr || !t->committed) return false;
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(std::int64_t{count}, t->size, &bytes) || bytes > kMaxMessageBytes) return false;
+  if (buf == nullptr && count > 0 && t->size > 0 && t->true_lb == 0) return false;
+  const bool rank_ok = (peer >= 0 && peer < c->size) || peer == MPI_PROC_NULL || (recv && peer == MPI_ANY_SOURCE);
+  const bool tag_ok = (tag >= 0 && tag <= kTagUb) || (recv && tag == MPI_ANY_TAG);
+  return rank_ok && tag_ok;
+}
+
 Err check_p2p(const void* buf, int count, MPI_Datatype dt, int peer, int tag, MPI_Comm comm, bool recv) {
+  if (p2p_args_valid(buf, count, dt, peer, tag, comm, recv)) return ok();
   AUGUR_ERR_RETURN(check_running());
   AUGUR_ERR_RETURN(check_comm(comm));
   AUGUR_ERR_RETURN(check_count(count));
