@@ -255,9 +255,12 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   } else {
     m.type = proto::MsgType::kRts;
     m.user = buf;
-    // The receive's credit or a landing credit may carry it (docs/runtime.md, docs/early.md); a
-    // synchronous send must wait for its match.
-    m.may_write = !synchronous && len > 0 && len <= proto::kMaxDirectBytes && cfg_.steering != Steering::kOff;
+    // A landing credit, or the receive's own when receives this large are credited, may carry it
+    // (docs/early.md, docs/runtime.md); otherwise push_sends need not look for one. A synchronous
+    // send must wait for its match.
+    const bool credited = cfg_.steering != Steering::kOff && len <= steer_->config().direct_max;
+    m.may_write = !synchronous && len > 0 && len <= proto::kMaxDirectBytes &&
+                  (cfg_.early != EngineConfig::Early::kOff || credited);
     nic::RemoteBuffer rb;
     if (len > 0) {
       AUGUR_ASSIGN_OR_RETURN(m.pin, send_cache_->acquire(buf, len));
