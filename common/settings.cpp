@@ -35,6 +35,7 @@ constexpr std::array kSettings{
     integer("AUGUR_QP_TIMEOUT", "16", 0, 31, "RC local ACK timeout exponent: 4.096 us * 2^N before a retry (0-31); with the retries, how long a link may drop packets before its peers are failed (16 and 7: 2.1 s)"),
     integer("AUGUR_QP_RETRY_COUNT", "7", 0, 7, "RC transport retries before a peer is reported dead (0-7)"),
     integer("AUGUR_EAGER_LIMIT", "8192", 64, 1 << 20, "largest message sent eagerly through bounce slots (bytes); larger ones use rendezvous"),
+    integer("AUGUR_OVERSUB_EAGER_LIMIT", "32768", 0, 1 << 20, "eager limit (bytes) when a host of the job runs more ranks than it has cores, if larger than AUGUR_EAGER_LIMIT: there every rendezvous hand-off waits for its peer to get a core, and eager sends need none (docs/runtime.md, Oversubscribed hosts); bounce memory grows with it; 0: AUGUR_EAGER_LIMIT always"),
     integer("AUGUR_SLOTS", "64", 2, 32767, "bounce slots per peer and direction (2-32767): bound unexpected-message memory and messages in flight"),
     choice("AUGUR_STEERING", "predicted", {"off", "posted", "predicted"}, "off: bounce/rendezvous only; posted: a posted receive credits its sender for direct placement; predicted: also credit predicted receives ahead"),
     integer("AUGUR_SGE_MAX_RUNS", "16", 0, 65536, "non-contiguous point-to-point data with at most this many runs per message goes by NIC gather/scatter lists (eager: one copy into the slot and out of it; rendezvous: READ scatter lists), more is packed; 0: always pack"),

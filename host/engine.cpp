@@ -17,8 +17,11 @@
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <utility>
+#include <vector>
 
+#include "augur/host/job_hosts.h"
 #include "augur/nic/endpoint.h"
 #include "engine_internal.h"
 
@@ -100,12 +103,30 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->send_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kRemoteRead), lim);
   // Receive buffers are written by RDMA READ (rendezvous) and by the peer's direct writes.
   e->recv_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kLocalWrite | nic::kRemoteWrite), lim);
+  // The job's hosts first: the eager limit, which both ends of every channel must agree on,
+  // depends on whether any host is oversubscribed (one fence more at start-up).
+  char host[256] = {};
+  (void)gethostname(host, sizeof host - 1);
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  AUGUR_RETURN_IF_ERROR(boot.put("augur.host", encode_host_share({host, cores})));
+  AUGUR_RETURN_IF_ERROR(boot.fence());
+  std::vector<HostShare> shares(static_cast<std::size_t>(e->size_));
+  for (int p = 0; p < e->size_; ++p) {
+    AUGUR_ASSIGN_OR_RETURN(std::string s, boot.get(p, "augur.host"));
+    AUGUR_ASSIGN_OR_RETURN(shares[static_cast<std::size_t>(p)], parse_host_share(s, p));
+  }
+  const JobHosts hosts = job_hosts(shares, e->rank_);
+  // On an oversubscribed host each rendezvous hand-off waits for its peer to get a core; a
+  // larger eager limit saves two of the three (docs/runtime.md, "Oversubscribed hosts").
+  e->oversubscribed_job_ = hosts.any_oversubscribed;
+  if (hosts.any_oversubscribed) e->cfg_.eager_limit = std::max(cfg.eager_limit, cfg.oversub_eager_limit);
+  const std::uint32_t eager_limit = e->cfg_.eager_limit;
   AUGUR_ASSIGN_OR_RETURN(SteeringPolicy steer, SteeringPolicy::create({.mode = cfg.steering,
                                                                        .rank = e->rank_,
                                                                        .size = e->size_,
                                                                        .direct_min = cfg.direct_min,
-                                                                       .eager_limit = cfg.eager_limit,
-                                                                       .direct_max = cfg.direct_max == 0 ? cfg.eager_limit
+                                                                       .eager_limit = eager_limit,
+                                                                       .direct_max = cfg.direct_max == 0 ? eager_limit
                                                                                                          : std::min(cfg.direct_max, proto::kMaxDirectBytes),
                                                                        .landing_max = cfg.early == EngineConfig::Early::kLanding
                                                                                           ? cfg.landing_max
@@ -118,7 +139,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(e->size_));
   for (int p = 0; p < e->size_; ++p) {
     if (p == e->rank_) continue;
-    const ChannelConfig cc{static_cast<std::uint32_t>(e->rank_), static_cast<std::uint32_t>(p), cfg.slots, cfg.eager_limit,
+    const ChannelConfig cc{static_cast<std::uint32_t>(e->rank_), static_cast<std::uint32_t>(p), cfg.slots, eager_limit,
                            cfg.credit_slots};
     AUGUR_ASSIGN_OR_RETURN(auto ch, Channel::create(*e->ctx_, *e->pd_, *e->cq_, cc, opt.connect));
     AUGUR_ASSIGN_OR_RETURN(Channel::Address a, ch->address());
@@ -128,15 +149,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
     peer.ch = std::move(ch);
     peer.credits.emplace(cfg.credit_slots, e->credit_counters_);
   }
-  char host[256] = {};
-  (void)gethostname(host, sizeof host - 1);
-  AUGUR_RETURN_IF_ERROR(boot.put("augur.host", host));
   AUGUR_RETURN_IF_ERROR(boot.fence());
-  int local_ranks = 0;
-  for (int p = 0; p < e->size_; ++p) {
-    AUGUR_ASSIGN_OR_RETURN(std::string h, boot.get(p, "augur.host"));
-    local_ranks += h == host ? 1 : 0;
-  }
   for (int p = 0; p < e->size_; ++p) {
     if (p == e->rank_) continue;
     AUGUR_ASSIGN_OR_RETURN(std::string s, boot.get(p, "augur.ch." + std::to_string(e->rank_)));
@@ -148,10 +161,10 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   // auto: only with cores to spare. On a 2-core host even a single rank's application thread
   // shares the assist thread's core (the OS places an unbound thread anywhere), and every
   // hand-off then waits for the scheduler: measured 3x slower on the p2p suite.
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   // More ranks than cores here: a waiting rank yields its core now and then (Engine::relax), so
   // that the rank it waits for gets to run. Otherwise yielding only costs a system call per wait.
-  e->driver_.set_oversubscribed(static_cast<unsigned>(local_ranks) > cores);
+  e->driver_.set_oversubscribed(hosts.here_oversubscribed);
+  const int local_ranks = hosts.local_ranks;
   const bool assist = cfg.assist == EngineConfig::Assist::kOn ||
                       (cfg.assist == EngineConfig::Assist::kAuto && cores >= 4 &&
                        cores >= 2u * static_cast<unsigned>(std::max(1, local_ranks)));

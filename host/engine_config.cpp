@@ -51,6 +51,8 @@ std::string Engine::stats_line() const {
   kv("pages_remapped", c.pages_remapped);
   kv("landing_revoked", c.landing_revoked);
   kv("landing_sends", c.landing_sends);
+  kv("eager_limit", cfg_.eager_limit);
+  kv("oversubscribed", oversubscribed_job_ ? 1 : 0);
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
   return s;
@@ -103,6 +105,8 @@ Result<EngineConfig> engine_config_from_settings() {
   AUGUR_ASSIGN_OR_RETURN(std::int64_t keepalive, setting_int("AUGUR_KEEPALIVE_MS"));
   c.slots = static_cast<std::uint32_t>(slots);
   c.eager_limit = static_cast<std::uint32_t>(eager);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t oversub_eager, setting_int("AUGUR_OVERSUB_EAGER_LIMIT"));
+  c.oversub_eager_limit = static_cast<std::uint32_t>(oversub_eager);
   c.keepalive_ms = static_cast<std::uint32_t>(keepalive);
   AUGUR_ASSIGN_OR_RETURN(c.steering, setting_enum<Steering>("AUGUR_STEERING"));
   AUGUR_ASSIGN_OR_RETURN(std::int64_t credits, setting_int("AUGUR_CREDITS"));

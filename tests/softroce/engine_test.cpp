@@ -10,7 +10,9 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <algorithm>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -241,6 +243,46 @@ Status large_main(std::uint16_t port, int rank) {
 }
 
 TEST(Engine, SixtyFourMiBAndMisalignedBuffers) { run_ranks(2, large_main); }
+
+// A job with more ranks than cores on a host: every rank raises its eager limit to the
+// oversubscribed one, so a 16 KiB message goes eagerly, through a bounce slot; with a core per
+// rank the limit stays and the message goes by rendezvous. A ring, so that every rank both sends
+// and receives under the limit it chose: a rank that disagreed would reject its peer's slot.
+Status oversub_main(std::uint16_t port, int rank, int nranks) {
+  constexpr std::uint32_t kOversubEager = 32768;
+  constexpr std::size_t kBytes = 16384;
+  AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, nranks, 120s));
+  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.eager_limit = kEager,
+                                                        .oversub_eager_limit = kOversubEager,
+                                                        .steering = Steering::kOff}));
+  const bool over = static_cast<unsigned>(nranks) > std::max(1u, std::thread::hardware_concurrency());
+  CHECK(e->config().eager_limit == (over ? kOversubEager : kEager), "eager limit " + std::to_string(e->config().eager_limit));
+  CHECK(e->stats_line().find(over ? " oversubscribed=1" : " oversubscribed=0") != std::string::npos, "stats line");
+  const int to = (rank + 1) % nranks, from = (rank + nranks - 1) % nranks;
+  std::vector<std::byte> out(kBytes), in(kBytes + 64, std::byte{0xcc});
+  for (std::size_t k = 0; k < kBytes; ++k) out[k] = byte_of(rank, to, kBytes, k);
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->irecv(in.data(), kBytes, from, 4, 2));
+  AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e->isend(out.data(), kBytes, to, 4, 2));
+  AUGUR_RETURN_IF_ERROR(e->wait(s, kWaitMs));
+  AUGUR_RETURN_IF_ERROR(e->wait(r, kWaitMs));
+  CHECK(r->length == kBytes && r->source == from, "wrong envelope");
+  for (std::size_t k = 0; k < kBytes + 64; ++k) {
+    CHECK(in[k] == (k < kBytes ? byte_of(from, rank, kBytes, k) : std::byte{0xcc}), "byte " + std::to_string(k));
+  }
+  CHECK(r->path == (over ? Path::kBounce : Path::kRendezvous), "16 KiB took the wrong path");
+  return boot->fence();
+}
+
+TEST(Engine, MoreRanksThanCoresRaiseEveryRanksEagerLimit) {
+  const int n = static_cast<int>(std::min(8u, std::max(1u, std::thread::hardware_concurrency()) + 1));
+  ASSERT_GT(static_cast<unsigned>(n), std::max(1u, std::thread::hardware_concurrency()))
+      << "more than 7 cores: this test needs a smaller machine or guest";
+  run_ranks(n, [n](std::uint16_t port, int rank) { return oversub_main(port, rank, n); });
+}
+
+TEST(Engine, ARankPerCoreKeepsTheEagerLimit) {
+  run_ranks(2, [](std::uint16_t port, int rank) { return oversub_main(port, rank, 2); });
+}
 
 // The same with a communication-assist thread running the protocols: application calls only
 // hand it commands, waits sleep on the request.

@@ -43,6 +43,9 @@ namespace augur::host {
 struct EngineConfig {
   std::uint32_t slots = 64;
   std::uint32_t eager_limit = 8192;
+  // When a host of the job runs more ranks than it has cores, the eager limit is at least this
+  // (AUGUR_OVERSUB_EAGER_LIMIT; 0 here, so that a config built in code means what it says).
+  std::uint32_t oversub_eager_limit = 0;
   // While a request waits, the job's liveness is checked this often (through the bootstrap
   // connection): a dead peer is reported within about this interval instead of a hang.
   std::uint32_t keepalive_ms = 1000;
@@ -340,7 +343,8 @@ class Engine final : private ProgressTarget {
   Bootstrap& boot_;
   int rank_;
   int size_;
-  EngineConfig cfg_;
+  EngineConfig cfg_;  // as given, but for the eager limit the job's hosts decided (create)
+  bool oversubscribed_job_ = false;
   std::unique_ptr<nic::Context> ctx_;
   std::unique_ptr<nic::ProtectionDomain> pd_;
   std::unique_ptr<nic::CompletionChannel> events_;  // wakes a sleeping waiter at a completion

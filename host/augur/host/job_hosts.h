@@ -1,0 +1,35 @@
+// Which ranks of a job share a host, and whether a host runs more ranks than it has cores. Each
+// rank publishes "hostname cores" through the bootstrap; every rank reads all of them and so
+// reaches the same answer, which settings that both ends of a channel must agree on (the eager
+// limit) depend on.
+#pragma once
+
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "augur/status.h"
+
+namespace augur::host {
+
+struct HostShare {
+  std::string host;
+  unsigned cores = 1;
+};
+
+struct JobHosts {
+  int local_ranks = 1;              // ranks on this rank's host, itself included
+  bool here_oversubscribed = false;  // this host runs more ranks than it has cores
+  bool any_oversubscribed = false;   // some host of the job does
+};
+
+// The bootstrap value: "hostname cores".
+std::string encode_host_share(const HostShare& s);
+// Rejects a malformed value (it comes from another process) with a message naming `rank`.
+Result<HostShare> parse_host_share(std::string_view s, int rank);
+
+// `shares[p]` is rank p's; `self` indexes this rank. A host's cores are the fewest any of its
+// ranks reported (they agree unless their CPU sets differ).
+JobHosts job_hosts(std::span<const HostShare> shares, int self);
+
+}  // namespace augur::host

@@ -1,0 +1,53 @@
+// The job's hosts as every rank computes them from the bootstrap's entries: ranks per host,
+// oversubscription here and anywhere, and malformed entries rejected.
+#include "augur/host/job_hosts.h"
+
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace augur::host {
+namespace {
+
+TEST(JobHosts, CountsTheRanksOnThisRanksHost) {
+  const std::vector<HostShare> s = {{"a", 4}, {"b", 4}, {"a", 4}, {"b", 4}, {"a", 4}};
+  EXPECT_EQ(job_hosts(s, 0).local_ranks, 3);
+  EXPECT_EQ(job_hosts(s, 1).local_ranks, 2);
+  EXPECT_FALSE(job_hosts(s, 0).any_oversubscribed);
+}
+
+TEST(JobHosts, OneOversubscribedHostIsSeenByEveryRank) {
+  // b runs 3 ranks on 2 cores; a has room. All ranks must agree on the job-wide answer.
+  const std::vector<HostShare> s = {{"a", 8}, {"b", 2}, {"b", 2}, {"b", 2}};
+  for (int r = 0; r < 4; ++r) EXPECT_TRUE(job_hosts(s, r).any_oversubscribed) << r;
+  EXPECT_FALSE(job_hosts(s, 0).here_oversubscribed);
+  EXPECT_TRUE(job_hosts(s, 2).here_oversubscribed);
+}
+
+TEST(JobHosts, RanksPerCoreExactlyIsNotOversubscribed) {
+  const std::vector<HostShare> s = {{"a", 2}, {"a", 2}};
+  EXPECT_FALSE(job_hosts(s, 1).here_oversubscribed);
+  EXPECT_FALSE(job_hosts(s, 1).any_oversubscribed);
+}
+
+TEST(JobHosts, AHostsFewestReportedCoresCount) {
+  // Ranks confined to different CPU sets may see different counts: the smaller one decides.
+  const std::vector<HostShare> s = {{"a", 4}, {"a", 1}};
+  EXPECT_TRUE(job_hosts(s, 0).here_oversubscribed);
+}
+
+TEST(JobHosts, EntriesRoundTripAndMalformedOnesAreRejected) {
+  Result<HostShare> ok = parse_host_share(encode_host_share({"node-7.cluster", 64}), 3);
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->host, "node-7.cluster");
+  EXPECT_EQ(ok->cores, 64u);
+  for (const char* bad : {"", "node", " 4", "node 0", "node -1", "node 4x", "node ", "node 99999999999"}) {
+    const Result<HostShare> r = parse_host_share(bad, 3);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.status().code(), Code::kProtocol) << bad;
+    EXPECT_NE(r.status().message().find("rank 3"), std::string::npos) << r.status().to_string();
+  }
+}
+
+}  // namespace
+}  // namespace augur::host
