@@ -13,11 +13,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "../host/raw_pingpong.h"
+#include "mpi_bench.h"
 #include "../host/stopwatch.h"
 
 namespace {
@@ -59,23 +58,10 @@ int mpi_round(bool initiator, bool nonblocking, std::size_t n, int iters, std::v
   return MPI_SUCCESS;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0 : v[v.size() / 2];
-}
-
 int run(const Options& opt, int rank) {
   const bool initiator = rank == 0;
   const std::size_t max = *std::max_element(opt.sizes.begin(), opt.sizes.end());
-  Result<perf::Raw> raw = perf::raw_setup(max, [&](const nic::QpAddress& mine) -> Result<nic::QpAddress> {
-    std::byte out[sizeof(nic::QpAddress)], in[sizeof(nic::QpAddress)];
-    nic::encode(mine, out);
-    if (MPI_Sendrecv(out, sizeof out, MPI_BYTE, 1 - rank, 7, in, sizeof in, MPI_BYTE, 1 - rank, 7, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-      return Status(Code::kInternal, "MPI_Sendrecv of the raw QP address failed");
-    }
-    return nic::parse_qp_address(in);
-  });
+  Result<perf::Raw> raw = perf::raw_over_mpi(max, rank);
   if (!raw.ok()) {
     std::fprintf(stderr, "augur-perf-mpi-lat: raw verbs: %s\n", raw.status().to_string().c_str());
     return 1;
@@ -115,10 +101,10 @@ int run(const Options& opt, int rank) {
       }
     }
     if (initiator) {
-      const double r = median(raw_us);
+      const double r = perf::median(raw_us);
       std::printf("%8zu %10.2f", n, r);
-      for (const auto& u : us) std::printf(" %10.2f", median(u));
-      for (const auto& u : us) std::printf(" %8.2f", median(u) / r);
+      for (const auto& u : us) std::printf(" %10.2f", perf::median(u));
+      for (const auto& u : us) std::printf(" %8.2f", perf::median(u) / r);
       std::printf("\n");
       std::fflush(stdout);
     }
@@ -129,10 +115,8 @@ int run(const Options& opt, int rank) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  MPI_Init(&argc, &argv);
   int rank = 0, size = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  perf::mpi_start(argc, argv, rank, size);
   Options opt;
   bool bad = size != 2;
   for (int i = 1; i < argc && !bad; ++i) {
@@ -146,22 +130,17 @@ int main(int argc, char** argv) {
     } else if (a == "--isend") {
       opt.isend = true;
     } else if (a == "--sizes" && i + 1 < argc) {
-      opt.sizes.clear();
-      std::stringstream ss(argv[++i]);
-      for (std::string tok; std::getline(ss, tok, ',');) opt.sizes.push_back(std::strtoull(tok.c_str(), nullptr, 10));
+      bool ok = true;
+      opt.sizes = perf::parse_sizes(argv[++i], ok);
+      bad = !ok;
     } else {
       bad = true;
     }
   }
-  bad = bad || opt.iters < 1 || opt.rounds < 1 || opt.warmup < 0 || opt.sizes.empty() ||
-        std::any_of(opt.sizes.begin(), opt.sizes.end(), [](std::size_t s) { return s == 0 || s > (1u << 26); });
+  bad = bad || opt.iters < 1 || opt.rounds < 1 || opt.warmup < 0;
   if (bad) {
-    if (rank == 0) {
-      std::fprintf(stderr, "usage: augurrun -n 2 %s [--iters N] [--rounds R] [--sizes a,b,c] [--warmup W] [--isend]\n"
-                           "(2 ranks; --iters, --rounds >= 1, --warmup >= 0; sizes in [1, 64 MiB])\n", argv[0]);
-    }
-    MPI_Finalize();
-    return 2;
+    return perf::mpi_usage(rank, "usage: augurrun -n 2 augur-perf-mpi-lat [--iters N] [--rounds R] [--sizes a,b,c] [--warmup W] [--isend]\n"
+                                 "(2 ranks; --iters, --rounds >= 1, --warmup >= 0; sizes in [1, 64 MiB])\n");
   }
   const int rc = run(opt, rank);
   MPI_Finalize();
