@@ -9,8 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "augur/host/job_hosts.h"
 #include "augur/host/launch.h"
 #include "augur/host/protocol.h"
 #include "augur/nic/wire.h"
@@ -161,6 +163,11 @@ void bootstrap_seeds() {
   put_host(f, std::uint32_t{2});
   append(f, entries);
   write_seed("fence_done", "two_ranks", f);
+  for (const auto& [name, share] : {std::pair<const char*, augur::host::HostShare>{"guest", {"augur-h1", 2}},
+                                    {"cluster", {"node-7.cluster", 64}}}) {
+    const std::string e = augur::host::encode_host_share(share);
+    write_seed("host_share", name, Bytes(e.begin(), e.end()));
+  }
 
   Bytes hello(4), put;
   wire::put_u32(hello.data(), 2);
