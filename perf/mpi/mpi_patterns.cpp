@@ -1,0 +1,329 @@
+// augur-perf-patterns: the MPI-level patterns of `scripts/augur-perf` that are not a plain
+// ping-pong or stream, written against the MPI interface only, so that one source measures
+// every MPI it is built against (augur, Open MPI, MPICH). Rank 0 prints one JSON object.
+//
+//   halo           each rank of a periodic ring posts MPI_Irecv from both neighbours, then
+//                  MPI_Isend to both, then MPI_Waitall: receives posted just before the peers
+//                  send (a stencil code). Time per iteration.
+//   early-arrival  rank 0 sends to rank 1 as soon as rank 1 says go; rank 1 then waits a
+//                  controlled delay (long enough for the message to have arrived) before it
+//                  posts the receive (--post late) or before it waits on a receive it posted
+//                  before the go (--post pre), as Sandia's msgrate separates its tests. Time from
+//                  that call to completion. --pattern cyclic: the receives cycle over 4 buffers
+//                  and tags in a fixed order (what a predictor learns); random: buffer and tag
+//                  drawn by a generator both ranks share (nothing to learn).
+//   buffering      the token ring of Gropp's buffering paper (../shared/papers/buffering.txt):
+//                  a message passed around all ranks, receives posted before the token comes
+//                  (never buffered), and the same ring with MPI_Probe before each receive (every
+//                  message arrives before its receive is posted: buffered if the MPI buffers).
+//                  Per size: both bandwidths, the memcpy speed, the paper's effective buffered
+//                  bandwidth b_c*b_n/(b_c+b_n); over all sizes: the harmonic mean of each.
+//
+// Usage: augur-perf-patterns halo|early-arrival|buffering [--sizes a,b,c] [--iters N]
+//        [--rounds R] [--pattern cyclic|random] [--post late|pre] [--delay-us D]
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mpi_bench.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using augur::perf::median;
+
+struct Options {
+  std::string cmd;
+  std::vector<std::size_t> sizes;
+  int iters = 0;  // 0: the subcommand's default
+  int rounds = 3;
+  bool random = false;
+  bool late = true;
+  int delay_us = 300;
+};
+
+double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
+
+void spin_us(double us) {
+  const auto t0 = Clock::now();
+  while (us_since(t0) < us) {
+  }
+}
+
+// A tiny generator both ranks of early-arrival run in step (same seed, same draws).
+struct Lcg {
+  std::uint64_t s = 0x9e3779b97f4a7c15ULL;
+  unsigned next(unsigned n) {
+    s = s * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<unsigned>((s >> 33) % n);
+  }
+};
+
+bool ok(int rc) { return rc == MPI_SUCCESS; }
+
+// Median time per halo iteration (us) over `rounds` rounds of `iters` after `iters` untimed.
+bool halo(const Options& o, int rank, int size, std::size_t n, double& t_typ, double& t_min) {
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  const int count = static_cast<int>(n);
+  std::vector<char> sl(n, 1), sr(n, 2), rl(n), rr(n);
+  std::vector<double> per_round;
+  for (int round = -1; round < o.rounds; ++round) {
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = Clock::now();
+    for (int i = 0; i < o.iters; ++i) {
+      MPI_Request req[4];
+      // Tag 0 travels rightwards, tag 1 leftwards: with 2 ranks both neighbours are one rank.
+      if (!ok(MPI_Irecv(rl.data(), count, MPI_CHAR, left, 0, MPI_COMM_WORLD, &req[0])) ||
+          !ok(MPI_Irecv(rr.data(), count, MPI_CHAR, right, 1, MPI_COMM_WORLD, &req[1])) ||
+          !ok(MPI_Isend(sr.data(), count, MPI_CHAR, right, 0, MPI_COMM_WORLD, &req[2])) ||
+          !ok(MPI_Isend(sl.data(), count, MPI_CHAR, left, 1, MPI_COMM_WORLD, &req[3])) ||
+          !ok(MPI_Waitall(4, req, MPI_STATUSES_IGNORE))) {
+        return false;
+      }
+      if (rl[n - 1] != 2 || rr[0] != 1) {  // rightwards goes sr (2s), leftwards sl (1s)
+        std::fprintf(stderr, "augur-perf-patterns: halo data arrived wrong\n");
+        return false;
+      }
+    }
+    if (round >= 0) per_round.push_back(us_since(t0) / o.iters);
+  }
+  double mine[2] = {median(per_round), *std::min_element(per_round.begin(), per_round.end())}, all[2];
+  MPI_Reduce(mine, all, 2, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);  // the slowest rank sets the pace
+  t_typ = all[0];
+  t_min = all[1];
+  return true;
+}
+
+// Rank 1's median time from the receive call after the delay to completion (us); `received`
+// adds up the bytes rank 1 received (the go messages are empty).
+bool early_arrival(const Options& o, int rank, std::size_t n, double& t_typ, double& t_min, std::uint64_t& received) {
+  constexpr int kBuffers = 4;
+  const int count = static_cast<int>(n);
+  std::vector<std::vector<char>> buf(kBuffers, std::vector<char>(n));
+  std::vector<char> tx(n);
+  std::vector<double> us;
+  Lcg gen;
+  // The delay covers the go and the data at 10 MB/s or more: the message is in before the call.
+  const double delay = o.delay_us + static_cast<double>(n) / 10.0;
+  const int warm = std::max(o.iters / 4, 8);
+  for (int i = -warm; i < o.iters * o.rounds; ++i) {
+    const unsigned b = o.random ? gen.next(kBuffers) : static_cast<unsigned>((i + warm) % kBuffers);
+    const int tag = 10 + static_cast<int>(b);
+    if (rank == 0) {
+      std::memset(tx.data(), static_cast<int>(b + 1 + (i & 0x3f)), n);
+      if (!ok(MPI_Recv(nullptr, 0, MPI_CHAR, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) ||
+          !ok(MPI_Send(tx.data(), count, MPI_CHAR, 1, tag, MPI_COMM_WORLD))) {
+        return false;
+      }
+    } else if (rank == 1) {
+      MPI_Request r = MPI_REQUEST_NULL;
+      if (!o.late && !ok(MPI_Irecv(buf[b].data(), count, MPI_CHAR, 0, tag, MPI_COMM_WORLD, &r))) return false;
+      if (!ok(MPI_Send(nullptr, 0, MPI_CHAR, 0, 1, MPI_COMM_WORLD))) return false;
+      spin_us(delay);
+      const auto t0 = Clock::now();
+      if (o.late && !ok(MPI_Irecv(buf[b].data(), count, MPI_CHAR, 0, tag, MPI_COMM_WORLD, &r))) return false;
+      if (!ok(MPI_Wait(&r, MPI_STATUS_IGNORE))) return false;
+      const double t = us_since(t0);
+      const char want = static_cast<char>(b + 1 + (i & 0x3f));
+      if (buf[b][0] != want || buf[b][n - 1] != want) {
+        std::fprintf(stderr, "augur-perf-patterns: early-arrival data arrived wrong\n");
+        return false;
+      }
+      if (i >= 0) us.push_back(t);
+      received += n;
+    }
+  }
+  double mine[2] = {us.empty() ? 0 : median(us), us.empty() ? 0 : *std::min_element(us.begin(), us.end())};
+  if (rank == 1) MPI_Send(mine, 2, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD);
+  if (rank == 0) MPI_Recv(mine, 2, MPI_DOUBLE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  MPI_Bcast(&received, 1, MPI_UINT64_T, 1, MPI_COMM_WORLD);
+  t_typ = mine[0];
+  t_min = mine[1];
+  return true;
+}
+
+// Median time of one hop of the token ring (us): `probe` makes every receive wait for its
+// message (MPI_Probe, then MPI_Recv), otherwise the receive is posted before the token leaves
+// rank 0 (each rank posts the next lap's receive right after forwarding).
+bool ring(const Options& o, int rank, int size, std::size_t n, bool probe, double& hop_us) {
+  const int left = (rank + size - 1) % size, right = (rank + 1) % size;
+  const int count = static_cast<int>(n);
+  std::vector<char> token(n, 3), in(n);
+  std::vector<double> laps;
+  for (int round = -1; round < o.rounds; ++round) {
+    MPI_Request r = MPI_REQUEST_NULL;
+    if (!probe && !ok(MPI_Irecv(in.data(), count, MPI_CHAR, left, 5, MPI_COMM_WORLD, &r))) return false;
+    MPI_Barrier(MPI_COMM_WORLD);
+    const auto t0 = Clock::now();
+    for (int lap = 0; lap < o.iters; ++lap) {
+      if (rank == 0 && !ok(MPI_Send(token.data(), count, MPI_CHAR, right, 5, MPI_COMM_WORLD))) return false;
+      if (probe) {
+        if (!ok(MPI_Probe(left, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE)) ||
+            !ok(MPI_Recv(in.data(), count, MPI_CHAR, left, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE))) {
+          return false;
+        }
+      } else if (!ok(MPI_Wait(&r, MPI_STATUS_IGNORE))) {
+        return false;
+      }
+      const bool more = lap + 1 < o.iters;
+      if (!probe && more && !ok(MPI_Irecv(in.data(), count, MPI_CHAR, left, 5, MPI_COMM_WORLD, &r))) return false;
+      if (rank != 0 && !ok(MPI_Send(in.data(), count, MPI_CHAR, right, 5, MPI_COMM_WORLD))) return false;
+    }
+    if (in[0] != 3 || in[n - 1] != 3) {
+      std::fprintf(stderr, "augur-perf-patterns: the token arrived wrong\n");
+      return false;
+    }
+    if (round >= 0) laps.push_back(us_since(t0) / (static_cast<double>(o.iters) * size));
+  }
+  hop_us = median(laps);
+  MPI_Bcast(&hop_us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  return true;
+}
+
+// memcpy speed for `n` bytes (MB/s), cold enough to be a copy out of a bounce buffer: the
+// source and destination rotate through 64 MiB.
+double copy_mbps(std::size_t n) {
+  const std::size_t span = std::max<std::size_t>(n, std::size_t{64} << 20);
+  std::vector<char> src(span, 7), dst(span);
+  const int reps = static_cast<int>(std::max<std::size_t>(span / n, 16));
+  std::vector<double> us;
+  for (int round = 0; round < 3; ++round) {
+    const auto t0 = Clock::now();
+    for (int i = 0; i < reps; ++i) {
+      const std::size_t off = (static_cast<std::size_t>(i) * n) % (span - n + 1);
+      std::memcpy(dst.data() + off, src.data() + off, n);
+    }
+    us.push_back(us_since(t0) / reps);
+  }
+  volatile char sink = dst[n - 1];
+  (void)sink;
+  return static_cast<double>(n) / median(us);
+}
+
+double harmonic_mean(const std::vector<double>& v) {
+  double s = 0;
+  for (double x : v) s += 1 / x;
+  return static_cast<double>(v.size()) / s;
+}
+
+int run(const Options& o, int rank, int size) {
+  int name_len = 0;
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  MPI_Get_library_version(version, &name_len);
+  std::string lib(version);  // its first line, at most 60 characters, fit for a JSON string
+  lib = lib.substr(0, std::min<std::size_t>(lib.find('\n'), 60));
+  for (char& c : lib) {
+    if (c == '"' || c == '\\' || c == '\n' || c == '\t') c = ' ';
+  }
+  std::string json = "{\"pattern\": \"" + o.cmd + "\", \"ranks\": " + std::to_string(size) + ", \"library\": \"" + lib + "\"";
+  char row[512];
+  if (o.cmd == "early-arrival") {
+    std::snprintf(row, sizeof row, ", \"order\": \"%s\", \"post\": \"%s\", \"delay_us\": %d", o.random ? "random" : "cyclic",
+                  o.late ? "late" : "pre", o.delay_us);
+    json += row;
+  }
+  json += ", \"rows\": [";
+  std::vector<double> pre_bw, probe_bw, eff_bw;
+  std::uint64_t received = 0;
+  for (std::size_t k = 0; k < o.sizes.size(); ++k) {
+    const std::size_t n = o.sizes[k];
+    double a = 0, b = 0;
+    if (o.cmd == "halo") {
+      if (!halo(o, rank, size, n, a, b)) return 1;
+      std::snprintf(row, sizeof row, "{\"bytes\": %zu, \"t_typical\": %.3f, \"t_min\": %.3f}", n, a, b);
+    } else if (o.cmd == "early-arrival") {
+      if (!early_arrival(o, rank, n, a, b, received)) return 1;
+      std::snprintf(row, sizeof row, "{\"bytes\": %zu, \"post_to_completion_us\": %.3f, \"t_min\": %.3f}", n, a, b);
+    } else {
+      if (!ring(o, rank, size, n, false, a) || !ring(o, rank, size, n, true, b)) return 1;
+      const double bn = static_cast<double>(n) / a, bu = static_cast<double>(n) / b, bc = copy_mbps(n);
+      const double be = bc * bn / (bc + bn);
+      pre_bw.push_back(bn);
+      probe_bw.push_back(bu);
+      eff_bw.push_back(be);
+      std::snprintf(row, sizeof row,
+                    "{\"bytes\": %zu, \"hop_us_preposted\": %.3f, \"hop_us_unexpected\": %.3f, \"mbps_preposted\": %.3f, "
+                    "\"mbps_unexpected\": %.3f, \"copy_mbps\": %.1f, \"mbps_effective_buffered\": %.3f}",
+                    n, a, b, bn, bu, bc, be);
+    }
+    if (rank == 0) std::fprintf(stderr, "  %s %zu bytes done\n", o.cmd.c_str(), n);
+    if (k > 0) json += ", ";
+    json += row;
+  }
+  json += "]";
+  if (o.cmd == "early-arrival") json += ", \"bytes_received\": " + std::to_string(received);
+  if (o.cmd == "buffering") {
+    std::snprintf(row, sizeof row,
+                  ", \"harmonic_mean_mbps\": {\"preposted\": %.3f, \"unexpected\": %.3f, \"effective_buffered\": %.3f}",
+                  harmonic_mean(pre_bw), harmonic_mean(probe_bw), harmonic_mean(eff_bw));
+    json += row;
+  }
+  json += "}";
+  if (rank == 0) std::printf("%s\n", json.c_str());
+  return 0;
+}
+
+constexpr const char* kUsage =
+    "usage: augur-perf-patterns halo|early-arrival|buffering [--sizes a,b,c] [--iters N] [--rounds R]\n"
+    "       [--pattern cyclic|random] [--post late|pre] [--delay-us D]\n"
+    "(early-arrival: exactly 2 ranks; halo and buffering: 2 or more)\n";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rank = 0, size = 0;
+  augur::perf::mpi_start(argc, argv, rank, size);
+  Options o;
+  bool good = argc >= 2 && size >= 2;
+  if (good) o.cmd = argv[1];
+  for (int i = 2; i < argc && good; ++i) {
+    const std::string a = argv[i];
+    const char* v = i + 1 < argc ? argv[i + 1] : nullptr;
+    good = v != nullptr;
+    if (!good) break;
+    ++i;
+    if (a == "--sizes") {
+      o.sizes = augur::perf::parse_sizes(v, good);
+    } else if (a == "--iters") {
+      o.iters = std::atoi(v);
+    } else if (a == "--rounds") {
+      o.rounds = std::atoi(v);
+    } else if (a == "--pattern") {
+      o.random = std::strcmp(v, "random") == 0;
+      good = o.random || std::strcmp(v, "cyclic") == 0;
+    } else if (a == "--post") {
+      o.late = std::strcmp(v, "late") == 0;
+      good = o.late || std::strcmp(v, "pre") == 0;
+    } else if (a == "--delay-us") {
+      o.delay_us = std::atoi(v);
+    } else {
+      good = false;
+    }
+  }
+  if (o.cmd == "halo") {
+    if (o.sizes.empty()) o.sizes = {4096, 32768, 262144};
+    if (o.iters == 0) o.iters = 200;
+  } else if (o.cmd == "early-arrival") {
+    if (o.sizes.empty()) o.sizes = {64, 4096, 65536};
+    if (o.iters == 0) o.iters = 100;
+    good = good && size == 2;
+  } else if (o.cmd == "buffering") {
+    if (o.sizes.empty()) o.sizes = {1024, 8192, 65536, 524288};
+    if (o.iters == 0) o.iters = 50;
+  } else {
+    good = false;
+  }
+  good = good && o.iters >= 1 && o.rounds >= 1 && o.delay_us >= 0;
+  if (!good) return augur::perf::mpi_usage(rank, kUsage);
+  const int rc = run(o, rank, size);
+  if (rc != 0) MPI_Abort(MPI_COMM_WORLD, rc);
+  MPI_Finalize();
+  return rc;
+}
