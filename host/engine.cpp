@@ -105,10 +105,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->recv_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kLocalWrite | nic::kRemoteWrite), lim);
   // The job's hosts first: the eager limit, which both ends of every channel must agree on,
   // depends on whether any host is oversubscribed (one fence more at start-up).
-  char host[256] = {};
-  (void)gethostname(host, sizeof host - 1);
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  AUGUR_RETURN_IF_ERROR(boot.put("augur.host", encode_host_share({host, cores})));
+  AUGUR_RETURN_IF_ERROR(boot.put("augur.host", encode_host_share({this_host_name(), cores})));
   AUGUR_RETURN_IF_ERROR(boot.fence());
   std::vector<HostShare> shares(static_cast<std::size_t>(e->size_));
   for (int p = 0; p < e->size_; ++p) {

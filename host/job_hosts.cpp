@@ -2,12 +2,36 @@
 
 #include "augur/host/job_hosts.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <fstream>
 #include <map>
 #include <utility>
 
 namespace augur::host {
+
+std::string host_name_from(std::string_view hostname, std::string_view boot_id) {
+  auto clean = [](std::string_view v) {
+    std::string s(v);
+    std::erase_if(s, [](unsigned char c) { return std::isspace(c) != 0 || c == 0; });
+    return s;
+  };
+  if (std::string h = clean(hostname); !h.empty()) return h;
+  if (std::string id = clean(boot_id); !id.empty()) return "boot-" + id;
+  return "localhost";
+}
+
+std::string this_host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
+  std::ifstream in("/proc/sys/kernel/random/boot_id");
+  std::string id;
+  std::getline(in, id);
+  return host_name_from(name, id);
+}
 
 std::string encode_host_share(const HostShare& s) { return s.host + " " + std::to_string(s.cores); }
 

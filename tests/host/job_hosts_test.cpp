@@ -49,5 +49,19 @@ TEST(JobHosts, EntriesRoundTripAndMalformedOnesAreRejected) {
   }
 }
 
+TEST(JobHosts, AHostWithoutANameIsNamedByItsBootId) {
+  EXPECT_EQ(host_name_from("node7", "ignored"), "node7");
+  EXPECT_EQ(host_name_from("", "1b0c3f2e-5a6d-4e1f-9c2b-7d8e9f0a1b2c\n"), "boot-1b0c3f2e-5a6d-4e1f-9c2b-7d8e9f0a1b2c");
+  EXPECT_EQ(host_name_from(" \t", ""), "localhost");
+  EXPECT_EQ(host_name_from("a b", ""), "ab");  // the entry's separator never appears in a name
+  const std::string here = this_host_name();
+  ASSERT_FALSE(here.empty());
+  // What this machine publishes parses back as itself.
+  Result<HostShare> back = parse_host_share(encode_host_share({here, 3}), 0);
+  ASSERT_TRUE(back.ok()) << back.status().to_string();
+  EXPECT_EQ(back->host, here);
+  EXPECT_EQ(back->cores, 3u);
+}
+
 }  // namespace
 }  // namespace augur::host

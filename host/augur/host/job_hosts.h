@@ -23,6 +23,13 @@ struct JobHosts {
   bool any_oversubscribed = false;   // some host of the job does
 };
 
+// This machine's name for the entry: its hostname; when that is empty or unreadable (a container
+// without one), "boot-" and the kernel's boot id, which is as unique per machine; else "localhost".
+// Never empty, never with whitespace (the entry's separator). host_name_from() is the rule, given
+// what gethostname and /proc/sys/kernel/random/boot_id said.
+std::string this_host_name();
+std::string host_name_from(std::string_view hostname, std::string_view boot_id);
+
 // The bootstrap value: "hostname cores".
 std::string encode_host_share(const HostShare& s);
 // Rejects a malformed value (it comes from another process) with a message naming `rank`.
