@@ -414,6 +414,51 @@ AUGUR_MPI_DECL(int, Scan, (const void* sendbuf, void* recvbuf, int count, MPI_Da
                            MPI_Comm comm))
 AUGUR_MPI_DECL(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                              MPI_Comm comm))
+AUGUR_MPI_DECL(int, Alltoallw, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+
+/* Nonblocking collectives (MPI-3.1): the same algorithms, progressed by MPI_Test/MPI_Wait and by
+ * every other MPI call. */
+AUGUR_MPI_DECL(int, Ibarrier, (MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Ibcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                             MPI_Request* request))
+AUGUR_MPI_DECL(int, Ireduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                              int root, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Iallreduce, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                                 MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Igather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Igatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                               MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Iscatter, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Iscatterv, (const void* sendbuf, const int sendcounts[], const int displs[],
+                                MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                                MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Iallgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Iallgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                  MPI_Request* request))
+AUGUR_MPI_DECL(int, Ialltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Ialltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Ialltoallw, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                 const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                 MPI_Request* request))
+AUGUR_MPI_DECL(int, Ireduce_scatter, (const void* sendbuf, void* recvbuf, const int recvcounts[],
+                                      MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Ireduce_scatter_block, (const void* sendbuf, void* recvbuf, int recvcount,
+                                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Iscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                            MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Iexscan, (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                              MPI_Comm comm, MPI_Request* request))
 AUGUR_MPI_DECL(int, Op_create, (MPI_User_function* user_fn, int commute, MPI_Op* op))
 AUGUR_MPI_DECL(int, Op_free, (MPI_Op* op))
 AUGUR_MPI_DECL(int, Op_commutative, (MPI_Op op, int* commute))

@@ -1,7 +1,8 @@
-// Collectives on point-to-point (each communicator's collective context), and reduction
-// operations. Algorithms: dissemination barrier; binomial-tree broadcast and reduce; allreduce by
-// recursive doubling (non-powers of two folded in first), ring reduce-scatter + ring allgather
-// for large commutative reductions; ring allgather(v); pairwise alltoall(v); recursive-doubling
+// Collectives on point-to-point (each communicator's collective context), blocking and
+// nonblocking alike (one coroutine per algorithm, coll_task.h), and reduction operations.
+// Algorithms: dissemination barrier; binomial-tree broadcast and reduce; allreduce by recursive
+// doubling (non-powers of two folded in first), ring reduce-scatter + ring allgather for large
+// commutative reductions; ring allgather(v); pairwise alltoall(v,w); recursive-doubling
 // scan/exscan; linear gather(v)/scatter(v) with every transfer posted at once. Buffers are
 // typed: messages are packed/unpacked by the datatype like any point-to-point message.
 #include <algorithm>
@@ -10,6 +11,7 @@
 #include <limits>
 #include <string>
 
+#include "coll_task.h"
 #include "shim.h"
 
 namespace augur::mpi {
@@ -187,6 +189,8 @@ void apply_op(MPI_Op op, const void* in, void* inout, std::int64_t count, MPI_Da
 }
 
 // --- algorithms ------------------------------------------------------------------------------
+// Each is a coroutine (coll_task.h), run to the end by a blocking call or kept by a
+// nonblocking call's request. Parameters are taken by value: the frame outlives the caller.
 
 namespace {
 
@@ -201,53 +205,62 @@ void combine_after(MPI_Op op, TypedBuf& acc, TypedBuf& other, std::int64_t count
   std::swap(acc, other);
 }
 
-Err reduce_tree(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, int root,
-                const CommPtr& c) {
+CollTask reduce_task(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, int root) {
+  const Comm& c = *x.c;
   const TypePtr t = type_ptr(th);
-  const int n = c->size;
-  const bool commute = op_commutes(op);
-  const int tree_root = commute ? root : 0;  // non-commutative: reduce in rank order to 0
-  const int vr = (c->rank - tree_root + n) % n;
+  const int n = c.size;
+  const int tree_root = op_commutes(op) ? root : 0;  // non-commutative: reduce in rank order to 0
+  const int vr = (c.rank - tree_root + n) % n;
   TypedBuf acc(*t, count), tmp(*t, count);
-  AUGUR_ERR_RETURN(copy_typed(sbuf, acc.ptr(), count, *t));
+  AUGUR_CO_TRY(copy_typed(sbuf, acc.ptr(), count, *t));
   for (int mask = 1; mask < n; mask <<= 1) {
     if ((vr & mask) == 0) {
       const int src = vr | mask;
       if (src < n) {
-        AUGUR_ERR_RETURN(coll_recv(tmp.ptr(), count, t, (src + tree_root) % n, kReduce, c));
+        Xfer xf(x);
+        xf.recv(tmp.ptr(), count, t, (src + tree_root) % n, kReduce);
+        AUGUR_CO_TRY(co_await xf);
         combine_after(op, acc, tmp, count, th, *t);  // acc holds lower ranks than src's subtree
       }
     } else {
-      AUGUR_ERR_RETURN(coll_send(acc.ptr(), count, t, ((vr & ~mask) + tree_root) % n, kReduce, c));
+      Xfer xf(x);
+      xf.send(acc.ptr(), count, t, ((vr & ~mask) + tree_root) % n, kReduce);
+      AUGUR_CO_TRY(co_await xf);
       break;
     }
   }
   if (tree_root != root) {
-    if (c->rank == tree_root) AUGUR_ERR_RETURN(coll_send(acc.ptr(), count, t, root, kReduce, c));
-    if (c->rank == root) return coll_recv(rbuf, count, t, tree_root, kReduce, c);
-    return ok();
+    Xfer xf(x);
+    if (c.rank == tree_root) xf.send(acc.ptr(), count, t, root, kReduce);
+    if (c.rank == root) xf.recv(rbuf, count, t, tree_root, kReduce);
+    co_return co_await xf;
   }
-  if (c->rank == root) return copy_typed(acc.ptr(), rbuf, count, *t);
-  return ok();
+  if (c.rank == root) co_return copy_typed(acc.ptr(), rbuf, count, *t);
+  co_return ok();
 }
 
-Err bcast_tree(void* buf, std::int64_t count, const TypePtr& t, int root, const CommPtr& c) {
-  const int n = c->size;
-  const int vr = (c->rank - root + n) % n;
+CollTask bcast_task(Coll x, void* buf, std::int64_t count, TypePtr t, int root) {
+  const Comm& c = *x.c;
+  const int n = c.size;
+  const int vr = (c.rank - root + n) % n;
   int mask = 1;
   Err first;
   for (; mask < n; mask <<= 1) {
     if (vr & mask) {
-      first = coll_recv(buf, count, t, (vr - mask + root) % n, kBcast, c);
+      Xfer xf(x);
+      xf.recv(buf, count, t, (vr - mask + root) % n, kBcast);
+      first = co_await xf;
       // Mismatched counts: report it, but still feed the subtree so that nobody hangs.
-      if (!first.ok() && first.cls != MPI_ERR_TRUNCATE) return first;
+      if (!first.ok() && first.cls != MPI_ERR_TRUNCATE) co_return first;
       break;
     }
   }
+  Xfer xf(x, 32);
   for (mask >>= 1; mask > 0; mask >>= 1) {
-    if (vr + mask < n) AUGUR_ERR_RETURN(coll_send(buf, count, t, (vr + mask + root) % n, kBcast, c));
+    if (vr + mask < n) xf.send(buf, count, t, (vr + mask + root) % n, kBcast);
   }
-  return first;
+  AUGUR_CO_TRY(co_await xf);
+  co_return first;
 }
 
 // Elements [first(i), first(i+1)) form block i of a count split n ways.
@@ -257,9 +270,9 @@ std::int64_t block_first(std::int64_t count, int n, int i) {
 }
 
 // Ring allreduce: reduce-scatter then allgather, each n-1 steps of one block (commutative ops).
-Err allreduce_ring(void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, const CommPtr& c) {
+CollTask allreduce_ring(Coll x, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op) {
   const TypePtr t = type_ptr(th);
-  const int n = c->size, me = c->rank;
+  const int n = x.c->size, me = x.c->rank;
   const int right = (me + 1) % n, left = (me + n - 1) % n;
   auto* base = static_cast<std::byte*>(rbuf);
   TypedBuf tmp(*t, block_first(count, n, 1) + 1);
@@ -267,50 +280,48 @@ Err allreduce_ring(void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, c
     const int sb = (me - s + n) % n, rb = (me - s - 1 + 2 * n) % n;
     const std::int64_t s0 = block_first(count, n, sb), s1 = block_first(count, n, sb + 1);
     const std::int64_t r0 = block_first(count, n, rb), r1 = block_first(count, n, rb + 1);
-    AUGUR_ERR_RETURN(coll_sendrecv(base + s0 * t->extent, s1 - s0, t, right, tmp.ptr(), r1 - r0, t, left, kRing, c));
+    Xfer xf(x);
+    xf.recv(tmp.ptr(), r1 - r0, t, left, kRing).send(base + s0 * t->extent, s1 - s0, t, right, kRing);
+    AUGUR_CO_TRY(co_await xf);
     apply_op(op, tmp.ptr(), base + r0 * t->extent, r1 - r0, th, *t);
   }
   for (int s = 0; s < n - 1; ++s) {
     const int sb = (me + 1 - s + n) % n, rb = (me - s + n) % n;
     const std::int64_t s0 = block_first(count, n, sb), s1 = block_first(count, n, sb + 1);
     const std::int64_t r0 = block_first(count, n, rb), r1 = block_first(count, n, rb + 1);
-    AUGUR_ERR_RETURN(coll_sendrecv(base + s0 * t->extent, s1 - s0, t, right, base + r0 * t->extent, r1 - r0, t, left,
-                                   kRing, c));
+    Xfer xf(x);
+    xf.recv(base + r0 * t->extent, r1 - r0, t, left, kRing).send(base + s0 * t->extent, s1 - s0, t, right, kRing);
+    AUGUR_CO_TRY(co_await xf);
   }
-  return ok();
+  co_return ok();
 }
 
 constexpr std::int64_t kRingBytes = 64 * 1024;
 
-}  // namespace
-
-Err barrier_impl(const CommPtr& c) {
-  const int n = c->size;
-  const TypePtr b = type_ptr(MPI_BYTE);
-  for (int k = 1; k < n; k <<= 1) {
-    AUGUR_ERR_RETURN(coll_sendrecv(nullptr, 0, b, (c->rank + k) % n, nullptr, 0, b, (c->rank - k + n) % n, kBarrier, c));
-  }
-  return ok();
-}
-
-Err allreduce_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, const CommPtr& c) {
+CollTask allreduce_task(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op) {
   const TypePtr t = type_ptr(th);
-  const int n = c->size;
-  if (sbuf != rbuf) AUGUR_ERR_RETURN(copy_typed(sbuf, rbuf, count, *t));
-  if (n == 1 || count == 0) return ok();
-  if (op_commutes(op) && count >= n && count * t->size >= kRingBytes) return allreduce_ring(rbuf, count, th, op, c);
+  const int n = x.c->size, me = x.c->rank;
+  if (sbuf != rbuf) AUGUR_CO_TRY(copy_typed(sbuf, rbuf, count, *t));
+  if (n == 1 || count == 0) co_return ok();
+  if (op_commutes(op) && count >= n && count * t->size >= kRingBytes) {
+    CollTask ring = allreduce_ring(x, rbuf, count, th, op);
+    co_return co_await ring;
+  }
   // Recursive doubling; with n not a power of two, the first 2*rem ranks pair up first.
   int p2 = 1;
   while (p2 * 2 <= n) p2 *= 2;
-  const int rem = n - p2, me = c->rank;
+  const int rem = n - p2;
   TypedBuf acc(*t, count), tmp(*t, count);
-  AUGUR_ERR_RETURN(copy_typed(rbuf, acc.ptr(), count, *t));
+  AUGUR_CO_TRY(copy_typed(rbuf, acc.ptr(), count, *t));
   int newrank = -1;
   if (me < 2 * rem) {
+    Xfer xf(x);
     if (me % 2 == 0) {
-      AUGUR_ERR_RETURN(coll_send(acc.ptr(), count, t, me + 1, kAllreduce, c));
+      xf.send(acc.ptr(), count, t, me + 1, kAllreduce);
+      AUGUR_CO_TRY(co_await xf);
     } else {
-      AUGUR_ERR_RETURN(coll_recv(tmp.ptr(), count, t, me - 1, kAllreduce, c));
+      xf.recv(tmp.ptr(), count, t, me - 1, kAllreduce);
+      AUGUR_CO_TRY(co_await xf);
       apply_op(op, tmp.ptr(), acc.ptr(), count, th, *t);  // lower rank first
       newrank = me / 2;
     }
@@ -321,7 +332,9 @@ Err allreduce_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatyp
     for (int mask = 1; mask < p2; mask <<= 1) {
       const int np = newrank ^ mask;
       const int partner = np < rem ? np * 2 + 1 : np + rem;
-      AUGUR_ERR_RETURN(coll_sendrecv(acc.ptr(), count, t, partner, tmp.ptr(), count, t, partner, kAllreduce, c));
+      Xfer xf(x);
+      xf.recv(tmp.ptr(), count, t, partner, kAllreduce).send(acc.ptr(), count, t, partner, kAllreduce);
+      AUGUR_CO_TRY(co_await xf);
       if (partner < me) {
         apply_op(op, tmp.ptr(), acc.ptr(), count, th, *t);
       } else {
@@ -330,27 +343,186 @@ Err allreduce_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatyp
     }
   }
   if (me < 2 * rem) {
+    Xfer xf(x);
     if (me % 2 == 1) {
-      AUGUR_ERR_RETURN(coll_send(acc.ptr(), count, t, me - 1, kAllreduce, c));
+      xf.send(acc.ptr(), count, t, me - 1, kAllreduce);
     } else {
-      AUGUR_ERR_RETURN(coll_recv(acc.ptr(), count, t, me + 1, kAllreduce, c));
+      xf.recv(acc.ptr(), count, t, me + 1, kAllreduce);
+    }
+    AUGUR_CO_TRY(co_await xf);
+  }
+  co_return copy_typed(acc.ptr(), rbuf, count, *t);
+}
+
+CollTask barrier_task(Coll x) {
+  const int n = x.c->size, me = x.c->rank;
+  const TypePtr b = type_ptr(MPI_BYTE);
+  for (int k = 1; k < n; k <<= 1) {  // dissemination
+    Xfer xf(x);
+    xf.recv(nullptr, 0, b, (me - k + n) % n, kBarrier).send(nullptr, 0, b, (me + k) % n, kBarrier);
+    AUGUR_CO_TRY(co_await xf);
+  }
+  co_return ok();
+}
+
+// Ring allgather(v): block i of counts[i] copies of rt at displs[i] extents.
+CollTask allgatherv_task(Coll x, const void* sbuf, std::int64_t scount, TypePtr st, void* rbuf, std::vector<int> counts,
+                         std::vector<int> displs, TypePtr rt) {
+  const int n = x.c->size, me = x.c->rank;
+  auto* base = static_cast<std::byte*>(rbuf);
+  auto at = [&](int i) { return base + static_cast<std::int64_t>(displs[static_cast<std::size_t>(i)]) * rt->extent; };
+  auto cnt = [&](int i) { return counts[static_cast<std::size_t>(i)]; };
+  if (sbuf != MPI_IN_PLACE) AUGUR_CO_TRY(local_copy(sbuf, scount, *st, at(me), cnt(me), *rt));
+  for (int s = 0; s < n - 1; ++s) {
+    const int sb = (me - s + n) % n, rb = (me - s - 1 + 2 * n) % n;
+    Xfer xf(x);
+    xf.recv(at(rb), cnt(rb), rt, (me + n - 1) % n, kAllgather).send(at(sb), cnt(sb), rt, (me + 1) % n, kAllgather);
+    AUGUR_CO_TRY(co_await xf);
+  }
+  co_return ok();
+}
+
+// Linear gather(v): the root posts every receive at once.
+CollTask gatherv_task(Coll x, const void* sbuf, std::int64_t scount, TypePtr st, void* rbuf, std::vector<int> counts,
+                      std::vector<int> displs, TypePtr rt, int root) {
+  const Comm& c = *x.c;
+  if (c.rank != root) {
+    Xfer xf(x);
+    xf.send(sbuf, scount, st, root, kGather);
+    co_return co_await xf;
+  }
+  auto* base = static_cast<std::byte*>(rbuf);
+  auto at = [&](int i) { return base + static_cast<std::int64_t>(displs[static_cast<std::size_t>(i)]) * rt->extent; };
+  Xfer xf(x, static_cast<std::size_t>(c.size));
+  for (int i = 0; i < c.size; ++i) {
+    if (i != root) xf.recv(at(i), counts[static_cast<std::size_t>(i)], rt, i, kGather);
+  }
+  Err local;
+  if (sbuf != MPI_IN_PLACE) local = local_copy(sbuf, scount, *st, at(root), counts[static_cast<std::size_t>(root)], *rt);
+  Err e = co_await xf;
+  co_return local.ok() ? e : local;
+}
+
+// Linear scatter(v): the root posts every send at once.
+CollTask scatterv_task(Coll x, const void* sbuf, std::vector<int> counts, std::vector<int> displs, TypePtr st, void* rbuf,
+                       std::int64_t rcount, TypePtr rt, int root) {
+  const Comm& c = *x.c;
+  if (c.rank != root) {
+    Xfer xf(x);
+    xf.recv(rbuf, rcount, rt, root, kScatter);
+    co_return co_await xf;
+  }
+  const auto* base = static_cast<const std::byte*>(sbuf);
+  auto at = [&](int i) { return base + static_cast<std::int64_t>(displs[static_cast<std::size_t>(i)]) * st->extent; };
+  Xfer xf(x, static_cast<std::size_t>(c.size));
+  for (int i = 0; i < c.size; ++i) {
+    if (i != root) xf.send(at(i), counts[static_cast<std::size_t>(i)], st, i, kScatter);
+  }
+  Err local;
+  if (rbuf != MPI_IN_PLACE) local = local_copy(at(root), counts[static_cast<std::size_t>(root)], *st, rbuf, rcount, *rt);
+  Err e = co_await xf;
+  co_return local.ok() ? e : local;
+}
+
+// One peer's part of an all-to-all: count copies of t at p.
+struct Block {
+  std::byte* p = nullptr;
+  std::int64_t count = 0;
+  TypePtr t;
+};
+
+// Pairwise exchange: step i sends to me+i and receives from me-i, so no rank is flooded.
+// `keep` holds the snapshot the sends read from under MPI_IN_PLACE.
+CollTask alltoallw_task(Coll x, std::vector<Block> sends, std::vector<Block> recvs, std::vector<std::byte> keep) {
+  (void)keep;
+  const int n = x.c->size, me = x.c->rank;
+  const auto m = static_cast<std::size_t>(me);
+  AUGUR_CO_TRY(local_copy(sends[m].p, sends[m].count, *sends[m].t, recvs[m].p, recvs[m].count, *recvs[m].t));
+  for (int i = 1; i < n; ++i) {
+    const auto to = static_cast<std::size_t>((me + i) % n), from = static_cast<std::size_t>((me - i + n) % n);
+    Xfer xf(x);
+    xf.recv(recvs[from].p, recvs[from].count, recvs[from].t, static_cast<int>(from), kAlltoall)
+        .send(sends[to].p, sends[to].count, sends[to].t, static_cast<int>(to), kAlltoall);
+    AUGUR_CO_TRY(co_await xf);
+  }
+  co_return ok();
+}
+
+// Reduce everything to rank 0, then scatter the blocks.
+CollTask reduce_scatter_task(Coll x, const void* sbuf, void* rbuf, std::vector<int> counts, MPI_Datatype th, MPI_Op op) {
+  const TypePtr t = type_ptr(th);
+  std::int64_t total = 0;
+  std::vector<int> displs(counts.size());
+  for (std::size_t i = 0; i < counts.size(); ++i) {
+    displs[i] = static_cast<int>(total);
+    total += counts[i];
+  }
+  TypedBuf all(*t, total);
+  const void* src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
+  CollTask reduce = reduce_task(x, src, all.ptr(), total, th, op, 0);
+  AUGUR_CO_TRY(co_await reduce);
+  const std::int64_t mine = counts[static_cast<std::size_t>(x.c->rank)];
+  CollTask scatter = scatterv_task(x, all.ptr(), std::move(counts), std::move(displs), t, rbuf, mine, t, 0);
+  co_return co_await scatter;
+}
+
+// Recursive-doubling scan (exclusive: rank 0's result is left alone).
+CollTask scan_task(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, bool exclusive) {
+  const TypePtr t = type_ptr(th);
+  const int n = x.c->size, me = x.c->rank;
+  TypedBuf partial(*t, count), tmp(*t, count), result(*t, count);
+  AUGUR_CO_TRY(copy_typed(sbuf == MPI_IN_PLACE ? rbuf : sbuf, partial.ptr(), count, *t));
+  bool have = !exclusive;
+  if (have) AUGUR_CO_TRY(copy_typed(partial.ptr(), result.ptr(), count, *t));
+  for (int mask = 1; mask < n; mask <<= 1) {
+    const int dst = me ^ mask;
+    if (dst >= n) continue;
+    Xfer xf(x);
+    xf.recv(tmp.ptr(), count, t, dst, kScan).send(partial.ptr(), count, t, dst, kScan);
+    AUGUR_CO_TRY(co_await xf);
+    if (dst < me) {  // tmp holds lower ranks
+      if (have) {
+        apply_op(op, tmp.ptr(), result.ptr(), count, th, *t);
+      } else {
+        AUGUR_CO_TRY(copy_typed(tmp.ptr(), result.ptr(), count, *t));
+        have = true;
+      }
+      apply_op(op, tmp.ptr(), partial.ptr(), count, th, *t);
+    } else {
+      combine_after(op, partial, tmp, count, th, *t);
     }
   }
-  return copy_typed(acc.ptr(), rbuf, count, *t);
+  if (have && !(exclusive && me == 0)) co_return copy_typed(result.ptr(), rbuf, count, *t);
+  co_return ok();
+}
+
+// Equal counts and their displacements, for the v-algorithms (which take ints): refused with
+// MPI_ERR_COUNT when the last displacement does not fit an int, rather than wrapped.
+Err uniform(int n, int count, std::vector<int>* counts, std::vector<int>* displs) {
+  if (n > 1 && count > std::numeric_limits<int>::max() / (n - 1)) {
+    return err(MPI_ERR_COUNT, "count " + std::to_string(count) + " for each of " + std::to_string(n) +
+                                  " ranks: the buffer's displacements pass 2^31 - 1 elements, more than augur's "
+                                  "collectives address");
+  }
+  displs->resize(static_cast<std::size_t>(n));
+  for (int i = 0; i < n; ++i) (*displs)[static_cast<std::size_t>(i)] = i * count;
+  counts->assign(static_cast<std::size_t>(n), count);
+  return ok();
+}
+
+}  // namespace
+
+Err barrier_impl(const CommPtr& c) { return run_blocking(barrier_task(Coll{c})); }
+
+Err allreduce_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, const CommPtr& c) {
+  return run_blocking(allreduce_task(Coll{c}, sbuf, rbuf, count, th, op));
 }
 
 Err allgather_impl(const void* sbuf, std::int64_t scount, const TypePtr& st, void* rbuf, std::int64_t rcount,
                    const TypePtr& rt, const CommPtr& c) {
-  const int n = c->size, me = c->rank;
-  auto* base = static_cast<std::byte*>(rbuf);
-  const std::int64_t blk = rcount * rt->extent;
-  if (sbuf != MPI_IN_PLACE) AUGUR_ERR_RETURN(local_copy(sbuf, scount, *st, base + me * blk, rcount, *rt));
-  const int right = (me + 1) % n, left = (me + n - 1) % n;
-  for (int s = 0; s < n - 1; ++s) {
-    const int sb = (me - s + n) % n, rb = (me - s - 1 + 2 * n) % n;
-    AUGUR_ERR_RETURN(coll_sendrecv(base + sb * blk, rcount, rt, right, base + rb * blk, rcount, rt, left, kAllgather, c));
-  }
-  return ok();
+  std::vector<int> counts, displs;
+  AUGUR_ERR_RETURN(uniform(c->size, static_cast<int>(rcount), &counts, &displs));
+  return run_blocking(allgatherv_task(Coll{c}, sbuf, scount, st, rbuf, std::move(counts), std::move(displs), rt));
 }
 
 }  // namespace augur::mpi
@@ -358,6 +530,8 @@ Err allgather_impl(const void* sbuf, std::int64_t scount, const TypePtr& st, voi
 using namespace augur::mpi;
 
 // --- entry points ----------------------------------------------------------------------------
+// Each collective's checks and set-up are written once (xxx_common) for the blocking call
+// (request null: run to the end) and the nonblocking one (the request keeps the algorithm).
 
 namespace {
 
@@ -394,12 +568,13 @@ Err check_counts_displs(const int* counts, const int* displs, int n, MPI_Datatyp
 // of a hang or wrong data. -1: not compared (v-variants have per-rank counts).
 enum class CollKind : std::int64_t {
   kBarrier = 1, kBcast, kReduce, kAllreduce, kGather, kGatherv, kScatter, kScatterv, kAllgather,
-  kAllgatherv, kAlltoall, kAlltoallv, kReduceScatter, kScan, kExscan,
+  kAllgatherv, kAlltoall, kAlltoallv, kReduceScatter, kScan, kExscan, kAlltoallw,
 };
 constexpr const char* kCollNames[] = {"",           "MPI_Barrier",   "MPI_Bcast",   "MPI_Reduce",
                                       "MPI_Allreduce", "MPI_Gather",  "MPI_Gatherv", "MPI_Scatter",
                                       "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall",
-                                      "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan"};
+                                      "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan",
+                                      "MPI_Alltoallw"};
 struct CollSig {
   CollKind kind;
   std::int64_t root = -1;
@@ -410,440 +585,590 @@ struct CollSig {
 std::int64_t op_sig(MPI_Op op) { return predefined_op(op) ? op : 1000; }
 std::int64_t bytes_sig(int count, MPI_Datatype t) { return static_cast<std::int64_t>(count) * type_of(t)->size; }
 
-// Holds while a collective runs, so one built on another (Alltoall on Alltoallv) checks once.
-struct CollScope {
-  CollScope() { ++S().coll_depth; }
-  ~CollScope() { --S().coll_depth; }
-  CollScope(const CollScope&) = delete;
-  CollScope& operator=(const CollScope&) = delete;
-};
-
-Err check_signature(const CollSig& sig, const CommPtr& c) {
-  if (!S().check_collectives || S().coll_depth > 0 || c->size == 1) return ok();
+CollTask check_signature(Coll x, CollSig sig) {
   std::int64_t mine[8] = {static_cast<std::int64_t>(sig.kind), sig.root, sig.op, sig.bytes, 0, 0, 0, 0};
   for (int i = 0; i < 4; ++i) mine[4 + i] = -mine[i];
   std::int64_t all[8];
-  {
-    CollScope nested;
-    AUGUR_ERR_RETURN(allreduce_impl(mine, all, 8, MPI_INT64_T, MPI_MIN, c));
-  }
+  CollTask reduce = allreduce_task(x, mine, all, 8, MPI_INT64_T, MPI_MIN);
+  AUGUR_CO_TRY(co_await reduce);
   auto differs = [&](int i) { return all[i] != -all[4 + i]; };
   auto range = [&](int i) { return std::to_string(all[i]) + " to " + std::to_string(-all[4 + i]); };
   if (differs(0)) {
-    auto name = [](std::int64_t k) { return k >= 1 && k <= 15 ? kCollNames[k] : "?"; };
-    return err(MPI_ERR_OTHER, std::string("ranks of the communicator called different collectives (") + name(all[0]) +
-                                  " ... " + name(-all[4]) + ")");
+    auto name = [](std::int64_t k) { return k >= 1 && k <= 16 ? kCollNames[k] : "?"; };
+    co_return err(MPI_ERR_OTHER, std::string("ranks of the communicator called different collectives (") + name(all[0]) +
+                                     " ... " + name(-all[4]) + ")");
   }
-  if (differs(1)) return err(MPI_ERR_ROOT, "ranks passed different roots (" + range(1) + ")");
-  if (differs(2)) return err(MPI_ERR_OP, "ranks passed different reduction operations");
-  if (differs(3)) return err(MPI_ERR_COUNT, "ranks pass different amounts of data (" + range(3) + " bytes): type signatures differ");
+  if (differs(1)) co_return err(MPI_ERR_ROOT, "ranks passed different roots (" + range(1) + ")");
+  if (differs(2)) co_return err(MPI_ERR_OP, "ranks passed different reduction operations");
+  if (differs(3)) {
+    co_return err(MPI_ERR_COUNT, "ranks pass different amounts of data (" + range(3) + " bytes): type signatures differ");
+  }
+  co_return ok();
+}
+
+CollTask checked(Coll x, CollSig sig, CollTask body) {
+  CollTask check = check_signature(x, sig);
+  AUGUR_CO_TRY(co_await check);
+  co_return co_await body;
+}
+
+// Runs the algorithm make(x) builds: to the end when `request` is null (a blocking call), else
+// as a nonblocking request. With AUGUR_CHECK_COLLECTIVES the ranks first compare their arguments.
+template <typename Make>
+Err launch(const CommPtr& c, const CollSig& sig, MPI_Request* request, Make&& make) {
+  const Coll x{c, request == nullptr ? 0 : next_tag_base(*c)};
+  CollTask body = make(x);
+  if (S().check_collectives && c->size > 1) {
+    CollTask t = checked(x, sig, std::move(body));
+    return request == nullptr ? run_blocking(std::move(t)) : start_collective(x, std::move(t), request);
+  }
+  return request == nullptr ? run_blocking(std::move(body)) : start_collective(x, std::move(body), request);
+}
+
+// The entry points' tails: the blocking call returns the error through the communicator's
+// handler; the nonblocking one also refuses a null request pointer.
+int blocking(MPI_Comm comm, const char* fn, const Err& e) { return e.ok() ? MPI_SUCCESS : raise(comm, fn, e); }
+template <typename Start>
+int nonblocking(MPI_Comm comm, const char* fn, MPI_Request* request, Start&& start) {
+  if (request == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null request pointer"));
+  *request = MPI_REQUEST_NULL;
+  return blocking(comm, fn, start());
+}
+
+std::vector<int> copy_ints(const int* p, int n) { return p == nullptr ? std::vector<int>{} : std::vector<int>(p, p + n); }
+
+Err barrier_common(MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  return launch(comm_ptr(comm), {CollKind::kBarrier}, request, [](const Coll& x) { return barrier_task(x); });
+}
+
+Err bcast_common(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  AUGUR_ERR_RETURN(check_data(buffer, count, datatype));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_root(root, *c));
+  return launch(c, {CollKind::kBcast, root, -1, bytes_sig(count, datatype)}, request,
+                [&](const Coll& x) { return bcast_task(x, buffer, count, type_ptr(datatype), root); });
+}
+
+Err reduce_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+                  MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_root(root, *c));
+  AUGUR_ERR_RETURN(check_data(sendbuf, count, datatype));
+  if (c->rank == root) AUGUR_ERR_RETURN(check_data(recvbuf, count, datatype));
+  AUGUR_ERR_RETURN(check_op(op, *type_of(datatype)));
+  const void* src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  return launch(c, {CollKind::kReduce, root, op_sig(op), bytes_sig(count, datatype)}, request,
+                [&](const Coll& x) { return reduce_task(x, src, recvbuf, count, datatype, op, root); });
+}
+
+Err allreduce_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                     MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  AUGUR_ERR_RETURN(check_data(sendbuf, count, datatype));
+  AUGUR_ERR_RETURN(check_data(recvbuf, count, datatype));
+  AUGUR_ERR_RETURN(check_op(op, *type_of(datatype)));
+  const void* src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+  return launch(comm_ptr(comm), {CollKind::kAllreduce, -1, op_sig(op), bytes_sig(count, datatype)}, request,
+                [&](const Coll& x) { return allreduce_task(x, src, recvbuf, count, datatype, op); });
+}
+
+Err gatherv_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                   const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_root(root, *c));
+  const bool in_place = c->rank == root && sendbuf == MPI_IN_PLACE;
+  if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
+  if (c->rank == root) {
+    AUGUR_ERR_RETURN(check_type(recvtype));
+    AUGUR_ERR_RETURN(check_counts_displs(recvcounts, displs, c->size, recvtype));
+  }
+  const bool root_here = c->rank == root;
+  return launch(c, {CollKind::kGatherv, root}, request, [&](const Coll& x) {
+    return gatherv_task(x, sendbuf, sendcount, in_place ? nullptr : type_ptr(sendtype), recvbuf,
+                        root_here ? copy_ints(recvcounts, c->size) : std::vector<int>{},
+                        root_here ? copy_ints(displs, c->size) : std::vector<int>{}, root_here ? type_ptr(recvtype) : nullptr,
+                        root);
+  });
+}
+
+Err gather_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                  MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_root(root, *c));
+  const bool root_here = c->rank == root;
+  const bool in_place = root_here && sendbuf == MPI_IN_PLACE;
+  if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
+  if (root_here) AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
+  std::vector<int> counts, displs;
+  if (root_here) AUGUR_ERR_RETURN(uniform(c->size, recvcount, &counts, &displs));
+  const CollSig sig{CollKind::kGather, root, -1, root_here ? bytes_sig(recvcount, recvtype) : bytes_sig(sendcount, sendtype)};
+  return launch(c, sig, request, [&](const Coll& x) {
+    return gatherv_task(x, sendbuf, sendcount, in_place ? nullptr : type_ptr(sendtype), recvbuf, std::move(counts),
+                        std::move(displs), root_here ? type_ptr(recvtype) : nullptr, root);
+  });
+}
+
+Err scatterv_common(const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_root(root, *c));
+  const bool root_here = c->rank == root;
+  const bool in_place = root_here && recvbuf == MPI_IN_PLACE;
+  if (!in_place) AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
+  if (root_here) {
+    AUGUR_ERR_RETURN(check_type(sendtype));
+    AUGUR_ERR_RETURN(check_counts_displs(sendcounts, displs, c->size, sendtype));
+  }
+  return launch(c, {CollKind::kScatterv, root}, request, [&](const Coll& x) {
+    return scatterv_task(x, sendbuf, root_here ? copy_ints(sendcounts, c->size) : std::vector<int>{},
+                         root_here ? copy_ints(displs, c->size) : std::vector<int>{}, root_here ? type_ptr(sendtype) : nullptr,
+                         recvbuf, recvcount, in_place ? nullptr : type_ptr(recvtype), root);
+  });
+}
+
+Err scatter_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                   MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_root(root, *c));
+  const bool root_here = c->rank == root;
+  const bool in_place = root_here && recvbuf == MPI_IN_PLACE;
+  if (!in_place) AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
+  if (root_here) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
+  std::vector<int> counts, displs;
+  if (root_here) AUGUR_ERR_RETURN(uniform(c->size, sendcount, &counts, &displs));
+  const CollSig sig{CollKind::kScatter, root, -1, root_here ? bytes_sig(sendcount, sendtype) : bytes_sig(recvcount, recvtype)};
+  return launch(c, sig, request, [&](const Coll& x) {
+    return scatterv_task(x, sendbuf, std::move(counts), std::move(displs), root_here ? type_ptr(sendtype) : nullptr, recvbuf,
+                         recvcount, in_place ? nullptr : type_ptr(recvtype), root);
+  });
+}
+
+Err allgather_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
+  AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
+  CommPtr c = comm_ptr(comm);
+  std::vector<int> counts, displs;
+  AUGUR_ERR_RETURN(uniform(c->size, recvcount, &counts, &displs));
+  return launch(c, {CollKind::kAllgather, -1, -1, bytes_sig(recvcount, recvtype)}, request, [&](const Coll& x) {
+    return allgatherv_task(x, sendbuf, sendcount, in_place ? nullptr : type_ptr(sendtype), recvbuf, std::move(counts),
+                           std::move(displs), type_ptr(recvtype));
+  });
+}
+
+Err allgatherv_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                      const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
+  AUGUR_ERR_RETURN(check_type(recvtype));
+  AUGUR_ERR_RETURN(check_counts_displs(recvcounts, displs, c->size, recvtype));
+  return launch(c, {CollKind::kAllgatherv}, request, [&](const Coll& x) {
+    return allgatherv_task(x, sendbuf, sendcount, in_place ? nullptr : type_ptr(sendtype), recvbuf,
+                           copy_ints(recvcounts, c->size), copy_ints(displs, c->size), type_ptr(recvtype));
+  });
+}
+
+// Checks one side of an all-to-all-w (byte displacements, a type per peer) and builds its blocks.
+Err w_blocks(void* buf, const int* counts, const int* displs, const MPI_Datatype* types, int n, std::vector<Block>* out) {
+  if (counts == nullptr || displs == nullptr || types == nullptr) return err(MPI_ERR_ARG, "null counts, displacements or types");
+  out->clear();
+  for (int i = 0; i < n; ++i) {
+    AUGUR_ERR_RETURN(check_type(types[i]));
+    if (counts[i] < 0) return err(MPI_ERR_COUNT, "negative count " + std::to_string(counts[i]) + " for rank " + std::to_string(i));
+    AUGUR_ERR_RETURN(check_bytes(counts[i], *type_of(types[i])));
+    out->push_back({static_cast<std::byte*>(buf) + displs[i], counts[i], type_ptr(types[i])});
+  }
   return ok();
 }
 
-// Waits for a set of started requests, then completes them (first error wins).
-Err wait_all(std::vector<Req>& rs) {
-  for (auto& r : rs) AUGUR_ERR_RETURN(wait_until([&] { return req_done(r); }));
-  Err first;
-  for (auto& r : rs) {
-    MPI_Status st{};
-    Err e = req_finish(r, &st);
-    if (e.ok() && r.kind == ReqKind::kRecv && !r.proc_null) {
-      const std::int64_t got = (static_cast<std::int64_t>(static_cast<std::uint32_t>(st.augur_count_hi)) << 32) |
-                               static_cast<std::uint32_t>(st.augur_count_lo);
-      if (got != r.count * r.type->size) {
-        e = err(MPI_ERR_TRUNCATE, "collective arguments do not match: expected " + std::to_string(r.count * r.type->size) +
-                                      " bytes from rank " + std::to_string(st.MPI_SOURCE) + ", got " + std::to_string(got));
-      }
-    }
-    if (!e.ok() && first.ok()) first = e;
+// The same for one datatype and displacements in its extents (all-to-all, all-to-all-v).
+Err v_blocks(const void* buf, const int* counts, const int* displs, MPI_Datatype type, int n, std::vector<Block>* out) {
+  AUGUR_ERR_RETURN(check_type(type));
+  AUGUR_ERR_RETURN(check_counts_displs(counts, displs, n, type));
+  const TypePtr t = type_ptr(type);
+  out->clear();
+  for (int i = 0; i < n; ++i) {
+    out->push_back({static_cast<std::byte*>(const_cast<void*>(buf)) + static_cast<std::int64_t>(displs[i]) * t->extent,
+                    counts[i], t});
   }
-  return first;
-}
-
-Err gatherv_impl(const void* sbuf, int scount, MPI_Datatype stype, void* rbuf, const int* rcounts, const int* displs,
-                 MPI_Datatype rtype, int root, const CommPtr& c) {
-  if (c->rank != root) return coll_send(sbuf, scount, type_ptr(stype), root, kGather, c);
-  const TypePtr rt = type_ptr(rtype);
-  auto* base = static_cast<std::byte*>(rbuf);
-  std::vector<Req> rs(static_cast<std::size_t>(c->size - 1));
-  std::size_t k = 0;
-  for (int i = 0; i < c->size; ++i) {
-    if (i == root) continue;
-    AUGUR_ERR_RETURN(start_recv(rs[k++], base + static_cast<std::int64_t>(displs[i]) * rt->extent, rcounts[i], rt, i,
-                                kGather, c, c->coll_ctx()));
-  }
-  if (sbuf != MPI_IN_PLACE) {
-    AUGUR_ERR_RETURN(local_copy(sbuf, scount, *type_of(stype), base + static_cast<std::int64_t>(displs[root]) * rt->extent,
-                                rcounts[root], *rt));
-  }
-  return wait_all(rs);
-}
-
-Err scatterv_impl(const void* sbuf, const int* scounts, const int* displs, MPI_Datatype stype, void* rbuf, int rcount,
-                  MPI_Datatype rtype, int root, const CommPtr& c) {
-  if (c->rank != root) return coll_recv(rbuf, rcount, type_ptr(rtype), root, kScatter, c);
-  const TypePtr st = type_ptr(stype);
-  const auto* base = static_cast<const std::byte*>(sbuf);
-  std::vector<Req> rs(static_cast<std::size_t>(c->size - 1));
-  std::size_t k = 0;
-  for (int i = 0; i < c->size; ++i) {
-    if (i == root) continue;
-    AUGUR_ERR_RETURN(start_send(rs[k++], base + static_cast<std::int64_t>(displs[i]) * st->extent, scounts[i], st, i,
-                                kScatter, c, c->coll_ctx()));
-  }
-  if (rbuf != MPI_IN_PLACE) {
-    AUGUR_ERR_RETURN(local_copy(base + static_cast<std::int64_t>(displs[root]) * st->extent, scounts[root], *st, rbuf,
-                                rcount, *type_of(rtype)));
-  }
-  return wait_all(rs);
-}
-
-// Equal counts and their displacements, for the v-variants (which take ints): refused with
-// MPI_ERR_COUNT when the last displacement does not fit an int, rather than wrapped.
-Err uniform(int n, int count, std::vector<int>* counts, std::vector<int>* displs) {
-  if (n > 1 && count > std::numeric_limits<int>::max() / (n - 1)) {
-    return err(MPI_ERR_COUNT, "count " + std::to_string(count) + " for each of " + std::to_string(n) +
-                                  " ranks: the buffer's displacements pass 2^31 - 1 elements, more than augur's "
-                                  "collectives address");
-  }
-  displs->resize(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i) (*displs)[static_cast<std::size_t>(i)] = i * count;
-  counts->assign(static_cast<std::size_t>(n), count);
   return ok();
 }
 
-Err reduce_scatter_impl(const void* sbuf, void* rbuf, const int* rcounts, MPI_Datatype th, MPI_Op op, const CommPtr& c) {
-  const TypePtr t = type_ptr(th);
+// MPI_IN_PLACE: what is sent is the receive buffer as it is on entry, so it is copied once, up
+// front (the receives overwrite it); the sends read the copy.
+std::vector<std::byte> snapshot(const std::vector<Block>& recvs, std::vector<Block>* sends) {
+  const std::byte* lo = nullptr;
+  const std::byte* hi = nullptr;
+  for (const Block& b : recvs) {
+    if (b.count == 0 || b.t->size == 0) continue;
+    const std::byte* s = b.p + b.t->true_lb;
+    const std::byte* e = b.p + (b.count - 1) * b.t->extent + b.t->true_lb + b.t->true_extent;
+    if (lo == nullptr || s < lo) lo = s;
+    if (hi == nullptr || e > hi) hi = e;
+  }
+  std::vector<std::byte> copy(lo == nullptr ? 0 : static_cast<std::size_t>(hi - lo));
+  if (!copy.empty()) std::memcpy(copy.data(), lo, copy.size());
+  *sends = recvs;
+  for (Block& b : *sends) {
+    if (lo != nullptr) b.p = copy.data() + (b.p - lo);
+  }
+  return copy;
+}
+
+Err alltoall_launch(const CommPtr& c, const CollSig& sig, std::vector<Block> sends, std::vector<Block> recvs, bool in_place,
+                    MPI_Request* request) {
+  std::vector<std::byte> keep;
+  if (in_place) keep = snapshot(recvs, &sends);
+  return launch(c, sig, request, [&](const Coll& x) {
+    return alltoallw_task(x, std::move(sends), std::move(recvs), std::move(keep));
+  });
+}
+
+Err alltoall_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                    MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
+  AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
+  std::vector<int> sc, sd, rc, rd;
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(uniform(c->size, recvcount, &rc, &rd));
+  AUGUR_ERR_RETURN(v_blocks(recvbuf, rc.data(), rd.data(), recvtype, c->size, &recvs));
+  if (!in_place) {
+    AUGUR_ERR_RETURN(uniform(c->size, sendcount, &sc, &sd));
+    AUGUR_ERR_RETURN(v_blocks(sendbuf, sc.data(), sd.data(), sendtype, c->size, &sends));
+  }
+  return alltoall_launch(c, {CollKind::kAlltoall, -1, -1, bytes_sig(recvcount, recvtype)}, std::move(sends),
+                         std::move(recvs), in_place, request);
+}
+
+Err alltoallv_common(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+                     const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(v_blocks(recvbuf, recvcounts, rdispls, recvtype, c->size, &recvs));
+  if (!in_place) AUGUR_ERR_RETURN(v_blocks(sendbuf, sendcounts, sdispls, sendtype, c->size, &sends));
+  return alltoall_launch(c, {CollKind::kAlltoallv}, std::move(sends), std::move(recvs), in_place, request);
+}
+
+Err alltoallw_common(const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+                     void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[],
+                     MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  const bool in_place = sendbuf == MPI_IN_PLACE;
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(w_blocks(recvbuf, recvcounts, rdispls, recvtypes, c->size, &recvs));
+  if (!in_place) {
+    AUGUR_ERR_RETURN(w_blocks(const_cast<void*>(sendbuf), sendcounts, sdispls, sendtypes, c->size, &sends));
+  }
+  return alltoall_launch(c, {CollKind::kAlltoallw}, std::move(sends), std::move(recvs), in_place, request);
+}
+
+Err reduce_scatter_common(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request* request, const CollSig& sig) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_type(datatype));
+  if (recvcounts == nullptr) return err(MPI_ERR_ARG, "null recvcounts");
   std::int64_t total = 0;
-  std::vector<int> displs(static_cast<std::size_t>(c->size));
   for (int i = 0; i < c->size; ++i) {
-    displs[static_cast<std::size_t>(i)] = static_cast<int>(total);
-    total += rcounts[i];
+    AUGUR_ERR_RETURN(check_count(recvcounts[i]));
+    total += recvcounts[i];
   }
-  // Reduce everything to rank 0, then scatter the blocks.
-  TypedBuf all(*t, total);
-  const void* src = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
-  AUGUR_ERR_RETURN(reduce_tree(src, all.ptr(), total, th, op, 0, c));
-  return scatterv_impl(all.ptr(), rcounts, displs.data(), th, rbuf, rcounts[c->rank], th, 0, c);
+  // Reduced as one block of the total, addressed by int displacements (reduce_scatter_task).
+  if (total > std::numeric_limits<int>::max()) {
+    return err(MPI_ERR_COUNT, "the receive counts add up to " + std::to_string(total) +
+                                  " elements, more than augur's collectives address (2^31 - 1)");
+  }
+  AUGUR_ERR_RETURN(check_bytes(total, *type_of(datatype)));
+  AUGUR_ERR_RETURN(check_op(op, *type_of(datatype)));
+  return launch(c, sig, request, [&](const Coll& x) {
+    return reduce_scatter_task(x, sendbuf, recvbuf, copy_ints(recvcounts, c->size), datatype, op);
+  });
 }
 
-Err scan_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, const CommPtr& c,
-              bool exclusive) {
-  const TypePtr t = type_ptr(th);
-  const int n = c->size, me = c->rank;
-  TypedBuf partial(*t, count), tmp(*t, count), result(*t, count);
-  AUGUR_ERR_RETURN(copy_typed(sbuf == MPI_IN_PLACE ? rbuf : sbuf, partial.ptr(), count, *t));
-  bool have = !exclusive;
-  if (have) AUGUR_ERR_RETURN(copy_typed(partial.ptr(), result.ptr(), count, *t));
-  for (int mask = 1; mask < n; mask <<= 1) {
-    const int dst = me ^ mask;
-    if (dst >= n) continue;
-    AUGUR_ERR_RETURN(coll_sendrecv(partial.ptr(), count, t, dst, tmp.ptr(), count, t, dst, kScan, c));
-    if (dst < me) {  // tmp holds lower ranks
-      if (have) {
-        apply_op(op, tmp.ptr(), result.ptr(), count, th, *t);
-      } else {
-        AUGUR_ERR_RETURN(copy_typed(tmp.ptr(), result.ptr(), count, *t));
-        have = true;
-      }
-      apply_op(op, tmp.ptr(), partial.ptr(), count, th, *t);
-    } else {
-      combine_after(op, partial, tmp, count, th, *t);
-    }
-  }
-  if (have && !(exclusive && me == 0)) return copy_typed(result.ptr(), rbuf, count, *t);
-  return ok();
+Err reduce_scatter_block_common(const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op,
+                                MPI_Comm comm, MPI_Request* request) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  AUGUR_ERR_RETURN(check_count(recvcount));
+  AUGUR_ERR_RETURN(check_type(datatype));
+  const std::vector<int> counts(static_cast<std::size_t>(comm_of(comm)->size), recvcount);
+  return reduce_scatter_common(sendbuf, recvbuf, counts.data(), datatype, op, comm, request,
+                               {CollKind::kReduceScatter, -1, op_sig(op), bytes_sig(recvcount, datatype)});
+}
+
+Err scan_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                MPI_Request* request, bool exclusive) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  AUGUR_ERR_RETURN(check_data(sendbuf, count, datatype));
+  AUGUR_ERR_RETURN(check_data(recvbuf, count, datatype));
+  AUGUR_ERR_RETURN(check_op(op, *type_of(datatype)));
+  const CollSig sig{exclusive ? CollKind::kExscan : CollKind::kScan, -1, op_sig(op), bytes_sig(count, datatype)};
+  return launch(comm_ptr(comm), sig, request,
+                [&](const Coll& x) { return scan_task(x, sendbuf, recvbuf, count, datatype, op, exclusive); });
 }
 
 }  // namespace
 
-AUGUR_MPI_FN(int, Barrier, (MPI_Comm comm), (comm)) {
-  AUGUR_MPI_CHECK(comm, "MPI_Barrier", check_coll(comm));
-  AUGUR_MPI_CHECK(comm, "MPI_Barrier", check_signature({CollKind::kBarrier}, comm_ptr(comm)));
-  AUGUR_MPI_CHECK(comm, "MPI_Barrier", barrier_impl(comm_ptr(comm)));
-  return MPI_SUCCESS;
+AUGUR_MPI_FN(int, Barrier, (MPI_Comm comm), (comm)) { return blocking(comm, "MPI_Barrier", barrier_common(comm, nullptr)); }
+AUGUR_MPI_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request* request), (comm, request)) {
+  return nonblocking(comm, "MPI_Ibarrier", request, [&] { return barrier_common(comm, request); });
 }
 
 AUGUR_MPI_FN(int, Bcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
              (buffer, count, datatype, root, comm)) {
-  const char* fn = "MPI_Bcast";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  AUGUR_MPI_CHECK(comm, fn, check_data(buffer, count, datatype));
-  CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kBcast, root, -1, bytes_sig(count, datatype)}, c));
-  AUGUR_MPI_CHECK(comm, fn, bcast_tree(buffer, count, type_ptr(datatype), root, c));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Bcast", bcast_common(buffer, count, datatype, root, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Ibcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request),
+             (buffer, count, datatype, root, comm, request)) {
+  return nonblocking(comm, "MPI_Ibcast", request, [&] { return bcast_common(buffer, count, datatype, root, comm, request); });
 }
 
 AUGUR_MPI_FN(int, Reduce,
              (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm),
              (sendbuf, recvbuf, count, datatype, op, root, comm)) {
-  const char* fn = "MPI_Reduce";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
-  AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, count, datatype));
-  if (c->rank == root) AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, count, datatype));
-  AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kReduce, root, op_sig(op), bytes_sig(count, datatype)}, c));
-  const void* src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  AUGUR_MPI_CHECK(comm, fn, reduce_tree(src, recvbuf, count, datatype, op, root, c));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Reduce", reduce_common(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Ireduce,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
+              MPI_Request* request),
+             (sendbuf, recvbuf, count, datatype, op, root, comm, request)) {
+  return nonblocking(comm, "MPI_Ireduce", request,
+                     [&] { return reduce_common(sendbuf, recvbuf, count, datatype, op, root, comm, request); });
 }
 
 AUGUR_MPI_FN(int, Allreduce,
              (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
              (sendbuf, recvbuf, count, datatype, op, comm)) {
-  const char* fn = "MPI_Allreduce";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, count, datatype));
-  AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, count, datatype));
-  AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAllreduce, -1, op_sig(op), bytes_sig(count, datatype)}, comm_ptr(comm)));
-  const void* src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  AUGUR_MPI_CHECK(comm, fn, allreduce_impl(src, recvbuf, count, datatype, op, comm_ptr(comm)));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Allreduce", allreduce_common(sendbuf, recvbuf, count, datatype, op, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Iallreduce,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request),
+             (sendbuf, recvbuf, count, datatype, op, comm, request)) {
+  return nonblocking(comm, "MPI_Iallreduce", request,
+                     [&] { return allreduce_common(sendbuf, recvbuf, count, datatype, op, comm, request); });
 }
 
 AUGUR_MPI_FN(int, Gatherv,
              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
               const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm),
              (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)) {
-  const char* fn = "MPI_Gatherv";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
-  if (!(c->rank == root && sendbuf == MPI_IN_PLACE)) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
-  if (c->rank == root) {
-    AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
-    AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, displs, c->size, recvtype));
-  }
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kGatherv, root}, c));
-  AUGUR_MPI_CHECK(comm, fn, gatherv_impl(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, c));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Gatherv",
+                  gatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Igatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)) {
+  return nonblocking(comm, "MPI_Igatherv", request, [&] {
+    return gatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
+  });
 }
 
 AUGUR_MPI_FN(int, Gather,
              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
               MPI_Datatype recvtype, int root, MPI_Comm comm),
              (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
-  const char* fn = "MPI_Gather";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
-  if (!(c->rank == root && sendbuf == MPI_IN_PLACE)) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
-  if (c->rank == root) AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kGather, root, -1,
-                                              c->rank == root ? bytes_sig(recvcount, recvtype) : bytes_sig(sendcount, sendtype)}, c));
-  CollScope scope;
-  std::vector<int> counts, displs;
-  AUGUR_MPI_CHECK(comm, fn, uniform(c->size, recvcount, &counts, &displs));
-  AUGUR_MPI_CHECK(comm, fn, gatherv_impl(sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, root, c));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Gather",
+                  gather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Igather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)) {
+  return nonblocking(comm, "MPI_Igather", request, [&] {
+    return gather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  });
 }
 
 AUGUR_MPI_FN(int, Scatterv,
              (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
              (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
-  const char* fn = "MPI_Scatterv";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
-  if (!(c->rank == root && recvbuf == MPI_IN_PLACE)) AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
-  if (c->rank == root) {
-    AUGUR_MPI_CHECK(comm, fn, check_type(sendtype));
-    AUGUR_MPI_CHECK(comm, fn, check_counts_displs(sendcounts, displs, c->size, sendtype));
-  }
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kScatterv, root}, c));
-  AUGUR_MPI_CHECK(comm, fn, scatterv_impl(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, c));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Scatterv",
+                  scatterv_common(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Iscatterv,
+             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
+              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)) {
+  return nonblocking(comm, "MPI_Iscatterv", request, [&] {
+    return scatterv_common(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  });
 }
 
 AUGUR_MPI_FN(int, Scatter,
              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
               MPI_Datatype recvtype, int root, MPI_Comm comm),
              (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
-  const char* fn = "MPI_Scatter";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, check_root(root, *c));
-  if (!(c->rank == root && recvbuf == MPI_IN_PLACE)) AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
-  if (c->rank == root) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kScatter, root, -1,
-                                              c->rank == root ? bytes_sig(sendcount, sendtype) : bytes_sig(recvcount, recvtype)}, c));
-  CollScope scope;
-  std::vector<int> counts, displs;
-  AUGUR_MPI_CHECK(comm, fn, uniform(c->size, sendcount, &counts, &displs));
-  AUGUR_MPI_CHECK(comm, fn, scatterv_impl(sendbuf, counts.data(), displs.data(), sendtype, recvbuf, recvcount, recvtype, root, c));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Scatter",
+                  scatter_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Iscatter,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)) {
+  return nonblocking(comm, "MPI_Iscatter", request, [&] {
+    return scatter_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
+  });
 }
 
 AUGUR_MPI_FN(int, Allgather,
              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
               MPI_Datatype recvtype, MPI_Comm comm),
              (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
-  const char* fn = "MPI_Allgather";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  if (sendbuf != MPI_IN_PLACE) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
-  AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAllgather, -1, -1, bytes_sig(recvcount, recvtype)}, comm_ptr(comm)));
-  AUGUR_MPI_CHECK(comm, fn, allgather_impl(sendbuf, sendcount, type_ptr(sendbuf == MPI_IN_PLACE ? recvtype : sendtype),
-                                           recvbuf, recvcount, type_ptr(recvtype), comm_ptr(comm)));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Allgather",
+                  allgather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Iallgather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)) {
+  return nonblocking(comm, "MPI_Iallgather", request, [&] {
+    return allgather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
 }
 
 AUGUR_MPI_FN(int, Allgatherv,
              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
               const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
              (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)) {
-  const char* fn = "MPI_Allgatherv";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  if (sendbuf != MPI_IN_PLACE) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
-  AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, displs, c->size, recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAllgatherv}, c));
-  const TypePtr rt = type_ptr(recvtype);
-  auto* base = static_cast<std::byte*>(recvbuf);
-  const int n = c->size, me = c->rank;
-  auto at = [&](int i) { return base + static_cast<std::int64_t>(displs[i]) * rt->extent; };
-  if (sendbuf != MPI_IN_PLACE) {
-    AUGUR_MPI_CHECK(comm, fn, local_copy(sendbuf, sendcount, *type_of(sendtype), at(me), recvcounts[me], *rt));
-  }
-  for (int s = 0; s < n - 1; ++s) {
-    const int sb = (me - s + n) % n, rb = (me - s - 1 + 2 * n) % n;
-    AUGUR_MPI_CHECK(comm, fn, coll_sendrecv(at(sb), recvcounts[sb], rt, (me + 1) % n, at(rb), recvcounts[rb], rt,
-                                            (me + n - 1) % n, kAllgather, c));
-  }
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Allgatherv",
+                  allgatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nullptr));
 }
-
-namespace {
-Err alltoallv_impl(const void* sbuf, const int* scounts, const int* sdispls, MPI_Datatype stype, void* rbuf,
-                   const int* rcounts, const int* rdispls, MPI_Datatype rtype, const CommPtr& c) {
-  const TypePtr st = type_ptr(stype), rt = type_ptr(rtype);
-  const int n = c->size, me = c->rank;
-  const auto* sb = static_cast<const std::byte*>(sbuf);
-  auto* rb = static_cast<std::byte*>(rbuf);
-  auto sat = [&](int i) { return sb + static_cast<std::int64_t>(sdispls[i]) * st->extent; };
-  auto rat = [&](int i) { return rb + static_cast<std::int64_t>(rdispls[i]) * rt->extent; };
-  AUGUR_ERR_RETURN(local_copy(sat(me), scounts[me], *st, rat(me), rcounts[me], *rt));
-  // Pairwise exchange: step i sends to me+i and receives from me-i, so no rank is flooded.
-  for (int i = 1; i < n; ++i) {
-    const int to = (me + i) % n, from = (me - i + n) % n;
-    AUGUR_ERR_RETURN(coll_sendrecv(sat(to), scounts[to], st, to, rat(from), rcounts[from], rt, from, kAlltoall, c));
-  }
-  return ok();
-}
-}  // namespace
-
-AUGUR_MPI_FN(int, Alltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)) {
-  const char* fn = "MPI_Alltoallv";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, check_type(recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(recvcounts, rdispls, c->size, recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAlltoallv}, c));
-  if (sendbuf == MPI_IN_PLACE) {
-    // Send from a copy of the receive buffer.
-    const Type& rt = *type_of(recvtype);
-    std::int64_t hi = 0;
-    for (int i = 0; i < c->size; ++i) hi = std::max<std::int64_t>(hi, rdispls[i] + recvcounts[i]);
-    TypedBuf copy(rt, hi);
-    AUGUR_MPI_CHECK(comm, fn, local_copy(recvbuf, hi, rt, copy.ptr(), hi, rt));
-    AUGUR_MPI_CHECK(comm, fn, alltoallv_impl(copy.ptr(), recvcounts, rdispls, recvtype, recvbuf, recvcounts, rdispls, recvtype, c));
-    return MPI_SUCCESS;
-  }
-  AUGUR_MPI_CHECK(comm, fn, check_type(sendtype));
-  AUGUR_MPI_CHECK(comm, fn, check_counts_displs(sendcounts, sdispls, c->size, sendtype));
-  AUGUR_MPI_CHECK(comm, fn, alltoallv_impl(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, c));
-  return MPI_SUCCESS;
+AUGUR_MPI_FN(int, Iallgatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)) {
+  return nonblocking(comm, "MPI_Iallgatherv", request, [&] {
+    return allgatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+  });
 }
 
 AUGUR_MPI_FN(int, Alltoall,
              (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
               MPI_Datatype recvtype, MPI_Comm comm),
              (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
-  const char* fn = "MPI_Alltoall";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  if (sendbuf != MPI_IN_PLACE) AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, sendcount, sendtype));
-  AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, recvcount, recvtype));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kAlltoall, -1, -1, bytes_sig(recvcount, recvtype)}, c));
-  CollScope scope;
-  std::vector<int> sc, sd, rc, rd;
-  AUGUR_MPI_CHECK(comm, fn, uniform(c->size, sendcount, &sc, &sd));
-  AUGUR_MPI_CHECK(comm, fn, uniform(c->size, recvcount, &rc, &rd));
-  return PMPI_Alltoallv(sendbuf, sc.data(), sd.data(), sendtype, recvbuf, rc.data(), rd.data(), recvtype, comm);
+  return blocking(comm, "MPI_Alltoall",
+                  alltoall_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Ialltoall,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)) {
+  return nonblocking(comm, "MPI_Ialltoall", request, [&] {
+    return alltoall_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+AUGUR_MPI_FN(int, Alltoallv,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)) {
+  return blocking(comm, "MPI_Alltoallv",
+                  alltoallv_common(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                   nullptr));
+}
+AUGUR_MPI_FN(int, Ialltoallv,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)) {
+  return nonblocking(comm, "MPI_Ialltoallv", request, [&] {
+    return alltoallv_common(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
+  });
+}
+
+AUGUR_MPI_FN(int, Alltoallw,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+             (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)) {
+  return blocking(comm, "MPI_Alltoallw",
+                  alltoallw_common(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                                   nullptr));
+}
+AUGUR_MPI_FN(int, Ialltoallw,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
+              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+              MPI_Request* request),
+             (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)) {
+  return nonblocking(comm, "MPI_Ialltoallw", request, [&] {
+    return alltoallw_common(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
+                            request);
+  });
 }
 
 AUGUR_MPI_FN(int, Reduce_scatter,
              (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
              (sendbuf, recvbuf, recvcounts, datatype, op, comm)) {
-  const char* fn = "MPI_Reduce_scatter";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  CommPtr c = comm_ptr(comm);
-  AUGUR_MPI_CHECK(comm, fn, check_type(datatype));
-  if (recvcounts == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null recvcounts"));
-  std::int64_t total = 0;
-  for (int i = 0; i < c->size; ++i) {
-    AUGUR_MPI_CHECK(comm, fn, check_count(recvcounts[i]));
-    total += recvcounts[i];
-  }
-  // Reduced as one block of the total, addressed by int displacements (reduce_scatter_impl).
-  if (total > std::numeric_limits<int>::max()) {
-    return raise(comm, fn, err(MPI_ERR_COUNT, "the receive counts add up to " + std::to_string(total) +
-                                                  " elements, more than augur's collectives address (2^31 - 1)"));
-  }
-  AUGUR_MPI_CHECK(comm, fn, check_bytes(total, *type_of(datatype)));
-  AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kReduceScatter, -1, op_sig(op)}, c));
-  AUGUR_MPI_CHECK(comm, fn, reduce_scatter_impl(sendbuf, recvbuf, recvcounts, datatype, op, c));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Reduce_scatter",
+                  reduce_scatter_common(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr,
+                                        {CollKind::kReduceScatter, -1, op_sig(op)}));
+}
+AUGUR_MPI_FN(int, Ireduce_scatter,
+             (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request),
+             (sendbuf, recvbuf, recvcounts, datatype, op, comm, request)) {
+  return nonblocking(comm, "MPI_Ireduce_scatter", request, [&] {
+    return reduce_scatter_common(sendbuf, recvbuf, recvcounts, datatype, op, comm, request,
+                                 {CollKind::kReduceScatter, -1, op_sig(op)});
+  });
 }
 
 AUGUR_MPI_FN(int, Reduce_scatter_block,
              (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
              (sendbuf, recvbuf, recvcount, datatype, op, comm)) {
-  const char* fn = "MPI_Reduce_scatter_block";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  AUGUR_MPI_CHECK(comm, fn, check_count(recvcount));
-  AUGUR_MPI_CHECK(comm, fn, check_type(datatype));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kReduceScatter, -1, op_sig(op), bytes_sig(recvcount, datatype)}, comm_ptr(comm)));
-  CollScope scope;
-  const std::vector<int> counts(static_cast<std::size_t>(comm_of(comm)->size), recvcount);
-  return PMPI_Reduce_scatter(sendbuf, recvbuf, counts.data(), datatype, op, comm);
+  return blocking(comm, "MPI_Reduce_scatter_block",
+                  reduce_scatter_block_common(sendbuf, recvbuf, recvcount, datatype, op, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Ireduce_scatter_block,
+             (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request),
+             (sendbuf, recvbuf, recvcount, datatype, op, comm, request)) {
+  return nonblocking(comm, "MPI_Ireduce_scatter_block", request,
+                     [&] { return reduce_scatter_block_common(sendbuf, recvbuf, recvcount, datatype, op, comm, request); });
 }
 
 AUGUR_MPI_FN(int, Scan,
              (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
              (sendbuf, recvbuf, count, datatype, op, comm)) {
-  const char* fn = "MPI_Scan";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, count, datatype));
-  AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, count, datatype));
-  AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kScan, -1, op_sig(op), bytes_sig(count, datatype)}, comm_ptr(comm)));
-  AUGUR_MPI_CHECK(comm, fn, scan_impl(sendbuf, recvbuf, count, datatype, op, comm_ptr(comm), false));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Scan", scan_common(sendbuf, recvbuf, count, datatype, op, comm, nullptr, false));
+}
+AUGUR_MPI_FN(int, Iscan,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request),
+             (sendbuf, recvbuf, count, datatype, op, comm, request)) {
+  return nonblocking(comm, "MPI_Iscan", request,
+                     [&] { return scan_common(sendbuf, recvbuf, count, datatype, op, comm, request, false); });
 }
 
 AUGUR_MPI_FN(int, Exscan,
              (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
              (sendbuf, recvbuf, count, datatype, op, comm)) {
-  const char* fn = "MPI_Exscan";
-  AUGUR_MPI_CHECK(comm, fn, check_coll(comm));
-  AUGUR_MPI_CHECK(comm, fn, check_data(sendbuf, count, datatype));
-  AUGUR_MPI_CHECK(comm, fn, check_data(recvbuf, count, datatype));
-  AUGUR_MPI_CHECK(comm, fn, check_op(op, *type_of(datatype)));
-  AUGUR_MPI_CHECK(comm, fn, check_signature({CollKind::kExscan, -1, op_sig(op), bytes_sig(count, datatype)}, comm_ptr(comm)));
-  AUGUR_MPI_CHECK(comm, fn, scan_impl(sendbuf, recvbuf, count, datatype, op, comm_ptr(comm), true));
-  return MPI_SUCCESS;
+  return blocking(comm, "MPI_Exscan", scan_common(sendbuf, recvbuf, count, datatype, op, comm, nullptr, true));
+}
+AUGUR_MPI_FN(int, Iexscan,
+             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+              MPI_Request* request),
+             (sendbuf, recvbuf, count, datatype, op, comm, request)) {
+  return nonblocking(comm, "MPI_Iexscan", request,
+                     [&] { return scan_common(sendbuf, recvbuf, count, datatype, op, comm, request, true); });
 }
 
 AUGUR_MPI_FN(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op* op), (user_fn, commute, op)) {

@@ -10,6 +10,7 @@
 
 #include <string_view>
 
+#include "coll_task.h"
 #include "shim.h"
 
 namespace augur::mpi {
@@ -127,9 +128,18 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
   return ok();
 }
 
-bool req_done(const Req& r) { return r.done_local || !r.er || r.er->done; }
+bool req_done(const Req& r) {
+  if (r.coll) return r.coll->step();  // a nonblocking collective moves on as its transfers complete
+  return r.done_local || !r.er || r.er->done;
+}
 
 Err req_finish(Req& r, MPI_Status* st) {
+  if (r.coll) {
+    set_status_empty(st);
+    Err e = r.coll->result();
+    r.coll.reset();
+    return e;
+  }
   if (r.proc_null || !r.er) {
     if (!ignore(st)) {
       set_status_empty(st);
@@ -171,47 +181,6 @@ Err wait_req(Req& r) {
 }
 
 }  // namespace
-
-Err coll_send(const void* buf, std::int64_t count, const TypePtr& t, int dest, int tag, const CommPtr& c) {
-  Req r;
-  AUGUR_ERR_RETURN(start_send(r, buf, count, t, dest, tag, c, c->coll_ctx()));
-  AUGUR_ERR_RETURN(wait_req(r));
-  return req_finish(r, MPI_STATUS_IGNORE);
-}
-
-namespace {
-Err check_exact(const Req& r, const MPI_Status& st) {
-  const std::int64_t want = r.count * r.type->size;
-  if (!r.proc_null && status_count(&st) != want) {
-    return err(MPI_ERR_TRUNCATE, "collective arguments do not match: expected " + std::to_string(want) +
-                                     " bytes from rank " + std::to_string(st.MPI_SOURCE) + ", got " +
-                                     std::to_string(status_count(&st)));
-  }
-  return ok();
-}
-}  // namespace
-
-Err coll_recv(void* buf, std::int64_t count, const TypePtr& t, int src, int tag, const CommPtr& c) {
-  Req r;
-  AUGUR_ERR_RETURN(start_recv(r, buf, count, t, src, tag, c, c->coll_ctx()));
-  AUGUR_ERR_RETURN(wait_req(r));
-  MPI_Status st{};
-  AUGUR_ERR_RETURN(req_finish(r, &st));
-  return check_exact(r, st);
-}
-
-Err coll_sendrecv(const void* sbuf, std::int64_t scount, const TypePtr& stype, int dest, void* rbuf,
-                  std::int64_t rcount, const TypePtr& rtype, int src, int tag, const CommPtr& c) {
-  Req rr, sr;
-  AUGUR_ERR_RETURN(start_recv(rr, rbuf, rcount, rtype, src, tag, c, c->coll_ctx()));
-  AUGUR_ERR_RETURN(start_send(sr, sbuf, scount, stype, dest, tag, c, c->coll_ctx()));
-  AUGUR_ERR_RETURN(wait_req(sr));
-  AUGUR_ERR_RETURN(req_finish(sr, MPI_STATUS_IGNORE));
-  AUGUR_ERR_RETURN(wait_req(rr));
-  MPI_Status st{};
-  AUGUR_ERR_RETURN(req_finish(rr, &st));
-  return check_exact(rr, st);
-}
 
 }  // namespace augur::mpi
 
@@ -907,6 +876,11 @@ AUGUR_MPI_FN(int, Request_free, (MPI_Request * request), (request)) {
     return raise(MPI_COMM_WORLD, "MPI_Request_free", err(MPI_ERR_REQUEST, "MPI_REQUEST_NULL"));
   }
   Req& r = *req_of(*request);
+  // MPI-3.1 5.12: freeing a nonblocking collective's request is erroneous; it stays valid.
+  if (r.kind == ReqKind::kColl) {
+    return raise(handle_of(r.comm), "MPI_Request_free",
+                 err(MPI_ERR_REQUEST, "a nonblocking collective's request cannot be freed: complete it with a wait or test"));
+  }
   if ((!r.persistent || r.active) && !req_done(r)) {
     r.freed = true;
     S().background.push_back(S().reqs[static_cast<std::size_t>(*request)]);
@@ -945,6 +919,9 @@ AUGUR_MPI_FN(int, Cancel, (MPI_Request * request), (request)) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Cancel", check_reqs(1, request));
   if (*request == MPI_REQUEST_NULL) return raise(MPI_COMM_WORLD, "MPI_Cancel", err(MPI_ERR_REQUEST, "MPI_REQUEST_NULL"));
   Req& r = *req_of(*request);
+  if (r.kind == ReqKind::kColl) {  // MPI-3.1 5.12: erroneous
+    return raise(handle_of(r.comm), "MPI_Cancel", err(MPI_ERR_REQUEST, "a nonblocking collective cannot be cancelled"));
+  }
   // Receives not yet matched are withdrawn; sends are never cancelled (allowed by MPI: the
   // send completes normally and Test_cancelled says false).
   if (r.kind == ReqKind::kRecv && r.er && !r.er->done) (void)S().engine->cancel(r.er);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "augur/settings.h"
+#include "coll_task.h"
 #include "shim.h"
 
 namespace augur::mpi {
@@ -244,6 +245,15 @@ Err progress_once() {
       (void)req_finish(r, MPI_STATUS_IGNORE);
       s.background[i] = s.background.back();
       s.background.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  // Nonblocking collectives: each moves on to its next transfers as soon as these complete.
+  for (std::size_t i = 0; i < s.colls.size();) {
+    if (s.colls[i]->step()) {
+      s.colls[i] = std::move(s.colls.back());
+      s.colls.pop_back();
     } else {
       ++i;
     }

@@ -108,6 +108,7 @@ struct Comm {
   bool cart = false;
   std::vector<int> dims, periods;
   std::string name;
+  std::uint32_t nbc_seq = 0;  // nonblocking collectives started (their tag bases)
   [[nodiscard]] std::uint32_t p2p_ctx() const { return 2 * id; }
   [[nodiscard]] std::uint32_t coll_ctx() const { return 2 * id + 1; }
 };
@@ -115,7 +116,9 @@ using CommPtr = std::shared_ptr<Comm>;
 
 // --- requests --------------------------------------------------------------------------------
 
-enum class ReqKind : std::uint8_t { kSend, kRecv };
+class CollOp;  // coll_task.h
+
+enum class ReqKind : std::uint8_t { kSend, kRecv, kColl };
 
 struct Req {
   ReqKind kind = ReqKind::kSend;
@@ -137,6 +140,7 @@ struct Req {
   int tag = 0;
   bool freed = false;  // MPI_Request_free on an active request: completes in the background
   std::int64_t bsend_bytes = 0;  // buffered send: space it holds in the attached buffer
+  std::shared_ptr<CollOp> coll;  // nonblocking collective: the running algorithm
 };
 using ReqPtr = std::shared_ptr<Req>;
 
@@ -177,13 +181,13 @@ struct State {
   std::vector<ErrhandlerObj> errhandlers;
   std::vector<UserOp> ops;         // by handle - kFirstUserOp
   std::vector<ReqPtr> background;  // freed active requests, buffered sends
+  std::vector<std::shared_ptr<CollOp>> colls;  // nonblocking collectives not yet finished
   std::uint32_t next_comm_id = 2;  // 0: WORLD, 1: SELF
   void* bsend_buf = nullptr;
   int bsend_size = 0;
   std::int64_t bsend_used = 0;
   double t0 = 0;
   bool check_collectives = false;  // AUGUR_CHECK_COLLECTIVES
-  int coll_depth = 0;              // a collective implemented by another checks once
   int world_rank = 0;
   int world_size = 1;
 };
@@ -266,14 +270,8 @@ bool req_done(const Req& r);
 Err req_finish(Req& r, MPI_Status* st);
 void set_status_empty(MPI_Status* st);
 
-// Blocking typed helpers on a communicator's collective context, for collectives.
-Err coll_send(const void* buf, std::int64_t count, const TypePtr& t, int dest, int tag, const CommPtr& c);
-Err coll_recv(void* buf, std::int64_t count, const TypePtr& t, int src, int tag, const CommPtr& c);
-Err coll_sendrecv(const void* sbuf, std::int64_t scount, const TypePtr& st, int dest, void* rbuf,
-                  std::int64_t rcount, const TypePtr& rt, int src, int tag, const CommPtr& c);
-
-// Collective algorithms (coll.cpp), on a communicator's collective context; MPI_IN_PLACE
-// already resolved by the callers.
+// Blocking collectives for the library's own use (communicator creation), on a communicator's
+// collective context; MPI_IN_PLACE already resolved by the callers.
 Err allreduce_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, const CommPtr& c);
 Err allgather_impl(const void* sbuf, std::int64_t scount, const TypePtr& st, void* rbuf, std::int64_t rcount,
                    const TypePtr& rt, const CommPtr& c);

@@ -1,9 +1,13 @@
 /* Collectives checked against serial references computed locally from the same inputs: every
  * root, small and large sizes (the large ones take the ring algorithms), MPI_IN_PLACE, the
- * predefined operations, MINLOC/MAXLOC, a non-commutative user operation, derived datatypes. */
+ * predefined operations, MINLOC/MAXLOC, a non-commutative user operation, derived datatypes.
+ * Built a second time with AUGUR_TEST_NONBLOCKING: every collective by its nonblocking twin. */
 #include <string.h>
 
 #include "check.h"
+#ifdef AUGUR_TEST_NONBLOCKING
+#include "nbc_wrap.h" /* every collective below by its nonblocking twin */
+#endif
 
 /* Input element i of rank r. */
 static int val(int r, int i) { return (int)(((unsigned)r * 7919u + (unsigned)i * 104729u) % 1000u) - 500; }
@@ -274,6 +278,46 @@ static void alltoalls(void) {
     for (int i = 0; i < rc[q]; ++i) ok &= rv[rd[q] + i] == q * 100 + g_rank + i;
   }
   CHECK(ok, "alltoallv");
+  /* alltoallw: the same exchange with byte displacements, receiving from odd ranks as one
+   * contiguous type of g_rank+1 ints (same type signature, different types). */
+  {
+    int *sb = malloc(sizeof(int) * (size_t)g_size), *rb = malloc(sizeof(int) * (size_t)g_size);
+    int* rcw = malloc(sizeof(int) * (size_t)g_size);
+    MPI_Datatype *stw = malloc(sizeof(MPI_Datatype) * (size_t)g_size), *rtw = malloc(sizeof(MPI_Datatype) * (size_t)g_size);
+    MPI_Datatype block;
+    MPI_Type_contiguous(g_rank + 1, MPI_INT, &block);
+    MPI_Type_commit(&block);
+    for (int q = 0; q < g_size; ++q) {
+      sb[q] = sd[q] * (int)sizeof(int);
+      rb[q] = rd[q] * (int)sizeof(int);
+      stw[q] = MPI_INT;
+      rtw[q] = q % 2 ? block : MPI_INT;
+      rcw[q] = q % 2 ? 1 : rc[q];
+    }
+    memset(rv, 0, sizeof(int) * (size_t)rt);
+    MPI_Alltoallw(sv, sc, sb, stw, rv, rcw, rb, rtw, MPI_COMM_WORLD);
+    ok = 1;
+    for (int q = 0; q < g_size; ++q) {
+      for (int i = 0; i < rc[q]; ++i) ok &= rv[rd[q] + i] == q * 100 + g_rank + i;
+    }
+    CHECK(ok, "alltoallw");
+    MPI_Type_free(&block);
+    free(sb);
+    free(rb);
+    free(rcw);
+    free(stw);
+    free(rtw);
+  }
+  /* alltoall in place: each block of the receive buffer goes to its rank, replaced by theirs. */
+  for (int q = 0; q < g_size; ++q) {
+    for (int i = 0; i < n; ++i) r[q * n + i] = g_rank * 1000 + q * 10 + i;
+  }
+  MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, n, MPI_INT, MPI_COMM_WORLD);
+  ok = 1;
+  for (int q = 0; q < g_size; ++q) {
+    for (int i = 0; i < n; ++i) ok &= r[q * n + i] == q * 1000 + g_rank * 10 + i;
+  }
+  CHECK(ok, "alltoall in place");
   /* reduce_scatter_block and reduce_scatter against the full reduction. */
   int* in = malloc(sizeof(int) * (size_t)(3 * g_size));
   for (int i = 0; i < 3 * g_size; ++i) in[i] = val(g_rank, i);
@@ -347,5 +391,9 @@ int main(int argc, char** argv) {
   gathers();
   alltoalls();
   derived_in_collectives();
+  #ifdef AUGUR_TEST_NONBLOCKING
+  return finish("coll (nonblocking)");
+#else
   return finish("coll");
+#endif
 }

@@ -1,0 +1,98 @@
+// Running collective coroutines: transfers, blocking runs and nonblocking requests.
+#include "coll_task.h"
+
+#include <new>
+#include <string>
+
+namespace augur::mpi {
+
+void CollTask::promise_type::unhandled_exception() noexcept {
+  try {
+    throw;
+  } catch (const std::bad_alloc&) {
+    result = err(MPI_ERR_NO_MEM, "out of memory in a collective");
+  } catch (...) {
+    result = err(MPI_ERR_INTERN, "internal error in a collective");
+  }
+}
+
+Xfer& Xfer::send(const void* buf, std::int64_t count, const TypePtr& t, int dest, int tag) {
+  if (!start_err_.ok()) return *this;
+  rs_.emplace_back();
+  start_err_ = start_send(rs_.back(), buf, count, t, dest, x_->tag(tag), x_->c, x_->c->coll_ctx());
+  return *this;
+}
+
+Xfer& Xfer::recv(void* buf, std::int64_t count, const TypePtr& t, int src, int tag) {
+  if (!start_err_.ok()) return *this;
+  rs_.emplace_back();
+  start_err_ = start_recv(rs_.back(), buf, count, t, src, x_->tag(tag), x_->c, x_->c->coll_ctx());
+  return *this;
+}
+
+bool Xfer::done() const {
+  if (!start_err_.ok()) return true;
+  for (const Req& r : rs_) {
+    if (!req_done(r)) return false;
+  }
+  return true;
+}
+
+Err Xfer::await_resume() {
+  if (!start_err_.ok()) return start_err_;
+  Err first;
+  for (Req& r : rs_) {
+    MPI_Status st{};
+    Err e = req_finish(r, &st);
+    if (e.ok() && r.kind == ReqKind::kRecv && !r.proc_null) {
+      const std::int64_t got = (static_cast<std::int64_t>(static_cast<std::uint32_t>(st.augur_count_hi)) << 32) |
+                               static_cast<std::uint32_t>(st.augur_count_lo);
+      if (got != r.count * r.type->size) {
+        e = err(MPI_ERR_TRUNCATE, "collective arguments do not match: expected " + std::to_string(r.count * r.type->size) +
+                                      " bytes from rank " + std::to_string(st.MPI_SOURCE) + ", got " + std::to_string(got));
+      }
+    }
+    if (!e.ok() && first.ok()) first = e;
+  }
+  return first;
+}
+
+CollOp::CollOp(CollTask t) : task_(std::move(t)) {
+  chain_.leaf = task_.handle();
+  task_.handle().promise().chain = &chain_;
+}
+
+bool CollOp::step() {
+  if (running_) return false;
+  running_ = true;
+  while (!task_.handle().done() && (chain_.waiting == nullptr || chain_.waiting->done())) {
+    chain_.waiting = nullptr;
+    chain_.leaf.resume();
+  }
+  running_ = false;
+  return task_.handle().done();
+}
+
+Err run_blocking(CollTask t) {
+  CollOp op(std::move(t));
+  AUGUR_ERR_RETURN(wait_until([&] { return op.step(); }));
+  return op.result();
+}
+
+Err start_collective(const Coll& x, CollTask t, MPI_Request* request) {
+  auto op = std::make_shared<CollOp>(std::move(t));
+  auto r = std::make_shared<Req>();
+  r->kind = ReqKind::kColl;
+  r->comm = x.c;
+  r->coll = op;
+  if (!op->step()) S().colls.push_back(std::move(op));
+  *request = new_req(std::move(r));
+  return ok();
+}
+
+int next_tag_base(Comm& c) {
+  c.nbc_seq = (c.nbc_seq + 1) % (1u << 26);  // tags stay below 2^30 + 16
+  return 16 * (1 + static_cast<int>(c.nbc_seq));
+}
+
+}  // namespace augur::mpi
