@@ -255,7 +255,7 @@ CollTask bcast_task(Coll x, void* buf, std::int64_t count, TypePtr t, int root) 
       break;
     }
   }
-  Xfer xf(x, 32);
+  Xfer xf(x);
   for (mask >>= 1; mask > 0; mask >>= 1) {
     if (vr + mask < n) xf.send(buf, count, t, (vr + mask + root) % n, kBcast);
   }
@@ -393,7 +393,7 @@ CollTask gatherv_task(Coll x, const void* sbuf, std::int64_t scount, TypePtr st,
   }
   auto* base = static_cast<std::byte*>(rbuf);
   auto at = [&](int i) { return base + static_cast<std::int64_t>(displs[static_cast<std::size_t>(i)]) * rt->extent; };
-  Xfer xf(x, static_cast<std::size_t>(c.size));
+  Xfer xf(x);
   for (int i = 0; i < c.size; ++i) {
     if (i != root) xf.recv(at(i), counts[static_cast<std::size_t>(i)], rt, i, kGather);
   }
@@ -414,7 +414,7 @@ CollTask scatterv_task(Coll x, const void* sbuf, std::vector<int> counts, std::v
   }
   const auto* base = static_cast<const std::byte*>(sbuf);
   auto at = [&](int i) { return base + static_cast<std::int64_t>(displs[static_cast<std::size_t>(i)]) * st->extent; };
-  Xfer xf(x, static_cast<std::size_t>(c.size));
+  Xfer xf(x);
   for (int i = 0; i < c.size; ++i) {
     if (i != root) xf.send(at(i), counts[static_cast<std::size_t>(i)], st, i, kScatter);
   }

@@ -16,23 +16,62 @@ void CollTask::promise_type::unhandled_exception() noexcept {
   }
 }
 
+namespace {
+// Free lists of coroutine frames by size class (64-byte steps up to 4 KiB; larger frames go to
+// the heap). Calls into the shim are serialized (MPI_THREAD_SERIALIZED at most), so no lock.
+constexpr std::size_t kClassBytes = 64, kClasses = 64;
+struct FreeFrame {
+  FreeFrame* next;
+};
+FreeFrame* g_free[kClasses] = {};
+std::size_t class_of(std::size_t n) { return (n + kClassBytes - 1) / kClassBytes; }
+}  // namespace
+
+void* CollTask::promise_type::operator new(std::size_t n) {
+  const std::size_t k = class_of(n);
+  if (k >= kClasses) return ::operator new(n);
+  if (FreeFrame* f = g_free[k]) {
+    g_free[k] = f->next;
+    return f;
+  }
+  return ::operator new(k * kClassBytes);
+}
+
+void CollTask::promise_type::operator delete(void* p, std::size_t n) noexcept {
+  const std::size_t k = class_of(n);
+  if (k >= kClasses) {
+    ::operator delete(p);
+    return;
+  }
+  auto* f = static_cast<FreeFrame*>(p);
+  f->next = g_free[k];
+  g_free[k] = f;
+}
+
+Req& Xfer::add() {
+  if (n_ < kInline) return inline_[n_++];
+  ++n_;
+  return more_.emplace_back();
+}
+
 Xfer& Xfer::send(const void* buf, std::int64_t count, const TypePtr& t, int dest, int tag) {
   if (!start_err_.ok()) return *this;
-  rs_.emplace_back();
-  start_err_ = start_send(rs_.back(), buf, count, t, dest, x_->tag(tag), x_->c, x_->c->coll_ctx());
+  start_err_ = start_send(add(), buf, count, t, dest, x_->tag(tag), x_->c, x_->c->coll_ctx());
   return *this;
 }
 
 Xfer& Xfer::recv(void* buf, std::int64_t count, const TypePtr& t, int src, int tag) {
   if (!start_err_.ok()) return *this;
-  rs_.emplace_back();
-  start_err_ = start_recv(rs_.back(), buf, count, t, src, x_->tag(tag), x_->c, x_->c->coll_ctx());
+  start_err_ = start_recv(add(), buf, count, t, src, x_->tag(tag), x_->c, x_->c->coll_ctx());
   return *this;
 }
 
 bool Xfer::done() const {
   if (!start_err_.ok()) return true;
-  for (const Req& r : rs_) {
+  for (std::size_t i = 0; i < n_ && i < kInline; ++i) {
+    if (!req_done(inline_[i])) return false;
+  }
+  for (const Req& r : more_) {
     if (!req_done(r)) return false;
   }
   return true;
@@ -41,7 +80,7 @@ bool Xfer::done() const {
 Err Xfer::await_resume() {
   if (!start_err_.ok()) return start_err_;
   Err first;
-  for (Req& r : rs_) {
+  each([&](Req& r) {
     MPI_Status st{};
     Err e = req_finish(r, &st);
     if (e.ok() && r.kind == ReqKind::kRecv && !r.proc_null) {
@@ -53,7 +92,7 @@ Err Xfer::await_resume() {
       }
     }
     if (!e.ok() && first.ok()) first = e;
-  }
+  });
   return first;
 }
 

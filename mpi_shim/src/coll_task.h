@@ -57,6 +57,10 @@ class CollTask {
     [[nodiscard]] Final final_suspend() const noexcept { return {}; }
     void return_value(Err e) noexcept { result = std::move(e); }
     void unhandled_exception() noexcept;
+    // Frames come from free lists by size (a blocking collective allocates one or more per
+    // call; malloc and free cost as much as the algorithm's own bookkeeping).
+    static void* operator new(std::size_t n);
+    static void operator delete(void* p, std::size_t n) noexcept;
   };
 
   CollTask(CollTask&& o) noexcept : h_(std::exchange(o.h_, {})) {}
@@ -91,7 +95,7 @@ class CollTask {
 // MPI_ERR_TRUNCATE on the receiver, never a silent short block).
 class Xfer {
  public:
-  explicit Xfer(const Coll& x, std::size_t n = 2) : x_(&x) { rs_.reserve(n); }
+  explicit Xfer(const Coll& x) : x_(&x) {}
   Xfer(const Xfer&) = delete;
   Xfer& operator=(const Xfer&) = delete;
   ~Xfer() = default;
@@ -109,8 +113,18 @@ class Xfer {
   Err await_resume();  // completes each transfer; the first error
 
  private:
+  Req& add();
+  template <typename F>
+  void each(F&& f) {
+    for (std::size_t i = 0; i < n_ && i < kInline; ++i) f(inline_[i]);
+    for (Req& r : more_) f(r);
+  }
+
+  static constexpr std::size_t kInline = 2;  // a send and a receive: most steps of most algorithms
   const Coll* x_;
-  std::vector<Req> rs_;
+  std::size_t n_ = 0;
+  Req inline_[kInline];
+  std::vector<Req> more_;  // linear gather/scatter, broadcast trees
   Err start_err_;
 };
 

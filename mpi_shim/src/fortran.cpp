@@ -237,6 +237,42 @@ AUGUR_F(reduce_scatter_block, (void* sb, void* rb, F* rn, F* t, F* op, F* comm, 
 AUGUR_F(scan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* ierr), PMPI_Scan(cbuf(sb), buf(rb), *n, *t, *op, *comm))
 AUGUR_F(exscan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* ierr),
         PMPI_Exscan(cbuf(sb), buf(rb), *n, *t, *op, *comm))
+AUGUR_F(alltoallw, (void* sb, F* sn, F* sd, F* st_, void* rb, F* rn, F* rd, F* rt, F* comm, F* ierr),
+        PMPI_Alltoallw(cbuf(sb), sn, sd, st_, buf(rb), rn, rd, rt, *comm))
+
+// Nonblocking collectives (INTEGER requests are the C handles).
+AUGUR_F(ibarrier, (F * comm, F* req, F* ierr), PMPI_Ibarrier(*comm, req))
+AUGUR_F(ibcast, (void* b, F* n, F* t, F* root, F* comm, F* req, F* ierr), PMPI_Ibcast(buf(b), *n, *t, *root, *comm, req))
+AUGUR_F(ireduce, (void* sb, void* rb, F* n, F* t, F* op, F* root, F* comm, F* req, F* ierr),
+        PMPI_Ireduce(cbuf(sb), buf(rb), *n, *t, *op, *root, *comm, req))
+AUGUR_F(iallreduce, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* req, F* ierr),
+        PMPI_Iallreduce(cbuf(sb), buf(rb), *n, *t, *op, *comm, req))
+AUGUR_F(igather, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* root, F* comm, F* req, F* ierr),
+        PMPI_Igather(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *root, *comm, req))
+AUGUR_F(igatherv, (void* sb, F* sn, F* st_, void* rb, F* rn, F* d, F* rt, F* root, F* comm, F* req, F* ierr),
+        PMPI_Igatherv(cbuf(sb), *sn, *st_, buf(rb), rn, d, *rt, *root, *comm, req))
+AUGUR_F(iscatter, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* root, F* comm, F* req, F* ierr),
+        PMPI_Iscatter(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *root, *comm, req))
+AUGUR_F(iscatterv, (void* sb, F* sn, F* d, F* st_, void* rb, F* rn, F* rt, F* root, F* comm, F* req, F* ierr),
+        PMPI_Iscatterv(cbuf(sb), sn, d, *st_, buf(rb), *rn, *rt, *root, *comm, req))
+AUGUR_F(iallgather, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Iallgather(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm, req))
+AUGUR_F(iallgatherv, (void* sb, F* sn, F* st_, void* rb, F* rn, F* d, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Iallgatherv(cbuf(sb), *sn, *st_, buf(rb), rn, d, *rt, *comm, req))
+AUGUR_F(ialltoall, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Ialltoall(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm, req))
+AUGUR_F(ialltoallv, (void* sb, F* sn, F* sd, F* st_, void* rb, F* rn, F* rd, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Ialltoallv(cbuf(sb), sn, sd, *st_, buf(rb), rn, rd, *rt, *comm, req))
+AUGUR_F(ialltoallw, (void* sb, F* sn, F* sd, F* st_, void* rb, F* rn, F* rd, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Ialltoallw(cbuf(sb), sn, sd, st_, buf(rb), rn, rd, rt, *comm, req))
+AUGUR_F(ireduce_scatter, (void* sb, void* rb, F* rn, F* t, F* op, F* comm, F* req, F* ierr),
+        PMPI_Ireduce_scatter(cbuf(sb), buf(rb), rn, *t, *op, *comm, req))
+AUGUR_F(ireduce_scatter_block, (void* sb, void* rb, F* rn, F* t, F* op, F* comm, F* req, F* ierr),
+        PMPI_Ireduce_scatter_block(cbuf(sb), buf(rb), *rn, *t, *op, *comm, req))
+AUGUR_F(iscan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* req, F* ierr),
+        PMPI_Iscan(cbuf(sb), buf(rb), *n, *t, *op, *comm, req))
+AUGUR_F(iexscan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* req, F* ierr),
+        PMPI_Iexscan(cbuf(sb), buf(rb), *n, *t, *op, *comm, req))
 // A Fortran user function has the C signature already (everything by reference).
 AUGUR_F(op_create, (MPI_User_function * fn, F* commute, F* op, F* ierr), PMPI_Op_create(fn, *commute, op))
 AUGUR_F(op_free, (F * op, F* ierr), PMPI_Op_free(op))

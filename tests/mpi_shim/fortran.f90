@@ -153,6 +153,15 @@ program fortran_conformance
   if (rank == 0) y = (/ (dble(i), i = 1, 8) /)
   call MPI_Bcast(y, 8, MPI_DOUBLE_PRECISION, 0, MPI_COMM_WORLD, ierr)
   call check(y(8) == 8d0, 'bcast')
+  ! Nonblocking collectives: two in flight, completed together.
+  total = -1
+  y = 0
+  if (rank == nprocs - 1) y = (/ (dble(i), i = 11, 18) /)
+  call MPI_Iallreduce(rank + 1, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, reqs(1), ierr)
+  call MPI_Ibcast(y, 8, MPI_DOUBLE_PRECISION, nprocs - 1, MPI_COMM_WORLD, reqs(2), ierr)
+  call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE, ierr)
+  call check(ierr == MPI_SUCCESS .and. total == nprocs * (nprocs + 1) / 2 .and. y(1) == 11d0 .and. y(8) == 18d0 &
+             .and. all(reqs == MPI_REQUEST_NULL), 'iallreduce and ibcast')
   counts(1) = rank
   counts(2) = -rank
   call MPI_Allgather(counts(1), 1, MPI_INTEGER, ibuf, 1, MPI_INTEGER, MPI_COMM_WORLD, ierr)
