@@ -18,9 +18,15 @@
 //                  message arrives before its receive is posted: buffered if the MPI buffers).
 //                  Per size: both bandwidths, the memcpy speed, the paper's effective buffered
 //                  bandwidth b_c*b_n/(b_c+b_n); over all sizes: the harmonic mean of each.
+//   overlap        a nonblocking collective (--coll iallreduce|ialltoall|ibcast|ibarrier; bytes
+//                  per rank) against computation, as the usual nonblocking-collective benchmarks
+//                  measure it: the collective alone (start, wait), computation alone (a spin as
+//                  long as the collective), and both (start, compute, wait), the computation
+//                  either silent or calling MPI_Test ten times (what gives an MPI without a
+//                  progress thread its chance). Overlap = 1 - (t_both - t_compute) / t_collective.
 //
-// Usage: augur-perf-patterns halo|early-arrival|buffering [--sizes a,b,c] [--iters N]
-//        [--rounds R] [--pattern cyclic|random] [--post late|pre] [--delay-us D]
+// Usage: augur-perf-patterns halo|early-arrival|buffering|overlap [--sizes a,b,c] [--iters N]
+//        [--rounds R] [--pattern cyclic|random] [--post late|pre] [--delay-us D] [--coll C]
 #include <mpi.h>
 
 #include <algorithm>
@@ -47,6 +53,7 @@ struct Options {
   bool random = false;
   bool late = true;
   int delay_us = 300;
+  std::string coll = "iallreduce";
 };
 
 double us_since(Clock::time_point t0) { return std::chrono::duration<double, std::micro>(Clock::now() - t0).count(); }
@@ -207,6 +214,67 @@ double copy_mbps(std::size_t n) {
   return static_cast<double>(n) / median(us);
 }
 
+// Starts the nonblocking collective of `overlap` on n bytes per rank.
+bool start_coll(const std::string& coll, std::vector<double>& a, std::vector<double>& b, std::size_t n, int size,
+                MPI_Request* r) {
+  const int count = static_cast<int>(std::max<std::size_t>(n / sizeof(double), 1));
+  if (coll == "iallreduce") return ok(MPI_Iallreduce(a.data(), b.data(), count, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, r));
+  if (coll == "ibcast") return ok(MPI_Ibcast(a.data(), count, MPI_DOUBLE, 0, MPI_COMM_WORLD, r));
+  if (coll == "ibarrier") return ok(MPI_Ibarrier(MPI_COMM_WORLD, r));
+  const int per = std::max(count / size, 1);  // ialltoall: n bytes per rank in all
+  return ok(MPI_Ialltoall(a.data(), per, MPI_DOUBLE, b.data(), per, MPI_DOUBLE, MPI_COMM_WORLD, r));
+}
+
+// Spins `us`, calling MPI_Test on `r` `tests` times at even intervals (0: silent).
+bool compute(double us, int tests, MPI_Request* r) {
+  const auto t0 = Clock::now();
+  for (int k = 1; k <= tests; ++k) {
+    while (us_since(t0) < us * k / (tests + 1)) {
+    }
+    int flag = 0;
+    if (*r != MPI_REQUEST_NULL && !ok(MPI_Test(r, &flag, MPI_STATUS_IGNORE))) return false;
+  }
+  spin_us(us - us_since(t0));
+  return true;
+}
+
+// The overlap row for n bytes: t[0] collective alone, t[1] compute alone, t[2] both with silent
+// compute, t[3] both with MPI_Test calls (us; medians over rounds, the slowest rank's).
+bool overlap(const Options& o, int size, std::size_t n, double t[4]) {
+  const std::size_t elems = std::max<std::size_t>(n / sizeof(double), 1) * static_cast<std::size_t>(size);
+  std::vector<double> a(elems, 1.0), b(elems, 0.0);
+  std::vector<double> rounds[4];
+  double t_coll = 0;
+  for (int round = -1; round < o.rounds; ++round) {
+    for (int phase = 0; phase < 4; ++phase) {
+      MPI_Barrier(MPI_COMM_WORLD);
+      const auto t0 = Clock::now();
+      for (int i = 0; i < o.iters; ++i) {
+        MPI_Request r = MPI_REQUEST_NULL;
+        if (phase != 1 && !start_coll(o.coll, a, b, n, size, &r)) return false;
+        if (phase >= 1 && !compute(t_coll, phase == 3 ? 10 : 0, &r)) return false;
+        if (!ok(MPI_Wait(&r, MPI_STATUS_IGNORE))) return false;
+      }
+      const double per = us_since(t0) / o.iters;
+      if (phase == 0) t_coll = per;  // what the compute phases spin, this round
+      if (round >= 0) rounds[phase].push_back(per);
+    }
+  }
+  if (o.coll == "iallreduce" && b[0] != static_cast<double>(size)) {
+    std::fprintf(stderr, "augur-perf-patterns: iallreduce gave %g, not %d\n", b[0], size);
+    return false;
+  }
+  double mine[4];
+  for (int k = 0; k < 4; ++k) mine[k] = median(rounds[k]);
+  MPI_Reduce(mine, t, 4, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+  return true;
+}
+
+double overlap_pct(double t_coll, double t_comp, double t_both) {
+  const double v = 100.0 * (1.0 - (t_both - t_comp) / t_coll);
+  return std::max(0.0, std::min(100.0, v));
+}
+
 double harmonic_mean(const std::vector<double>& v) {
   double s = 0;
   for (double x : v) s += 1 / x;
@@ -229,6 +297,7 @@ int run(const Options& o, int rank, int size) {
                   o.late ? "late" : "pre", o.delay_us);
     json += row;
   }
+  if (o.cmd == "overlap") json += ", \"collective\": \"" + o.coll + "\"";
   json += ", \"rows\": [";
   std::vector<double> pre_bw, probe_bw, eff_bw;
   std::uint64_t received = 0;
@@ -241,6 +310,13 @@ int run(const Options& o, int rank, int size) {
     } else if (o.cmd == "early-arrival") {
       if (!early_arrival(o, rank, n, a, b, received)) return 1;
       std::snprintf(row, sizeof row, "{\"bytes\": %zu, \"post_to_completion_us\": %.3f, \"t_min\": %.3f}", n, a, b);
+    } else if (o.cmd == "overlap") {
+      double t[4];
+      if (!overlap(o, size, n, t)) return 1;
+      std::snprintf(row, sizeof row,
+                    "{\"bytes\": %zu, \"t_collective\": %.3f, \"t_compute\": %.3f, \"t_both_silent\": %.3f, "
+                    "\"overlap_silent_pct\": %.1f, \"t_both_tests\": %.3f, \"overlap_tests_pct\": %.1f}",
+                    n, t[0], t[1], t[2], overlap_pct(t[0], t[1], t[2]), t[3], overlap_pct(t[0], t[1], t[3]));
     } else {
       if (!ring(o, rank, size, n, false, a) || !ring(o, rank, size, n, true, b)) return 1;
       const double bn = static_cast<double>(n) / a, bu = static_cast<double>(n) / b, bc = copy_mbps(n);
@@ -271,9 +347,10 @@ int run(const Options& o, int rank, int size) {
 }
 
 constexpr const char* kUsage =
-    "usage: augur-perf-patterns halo|early-arrival|buffering [--sizes a,b,c] [--iters N] [--rounds R]\n"
+    "usage: augur-perf-patterns halo|early-arrival|buffering|overlap [--sizes a,b,c] [--iters N] [--rounds R]\n"
     "       [--pattern cyclic|random] [--post late|pre] [--delay-us D]\n"
-    "(early-arrival: exactly 2 ranks; halo and buffering: 2 or more)\n";
+    "       [--coll iallreduce|ialltoall|ibcast|ibarrier]\n"
+    "(early-arrival: exactly 2 ranks; halo, buffering and overlap: 2 or more)\n";
 
 }  // namespace
 
@@ -303,6 +380,9 @@ int main(int argc, char** argv) {
       good = o.late || std::strcmp(v, "pre") == 0;
     } else if (a == "--delay-us") {
       o.delay_us = std::atoi(v);
+    } else if (a == "--coll") {
+      o.coll = v;
+      good = o.coll == "iallreduce" || o.coll == "ialltoall" || o.coll == "ibcast" || o.coll == "ibarrier";
     } else {
       good = false;
     }
@@ -316,6 +396,9 @@ int main(int argc, char** argv) {
     good = good && size == 2;
   } else if (o.cmd == "buffering") {
     if (o.sizes.empty()) o.sizes = {1024, 8192, 65536, 524288};
+    if (o.iters == 0) o.iters = 50;
+  } else if (o.cmd == "overlap") {
+    if (o.sizes.empty()) o.sizes = {8, 16384, 1048576};
     if (o.iters == 0) o.iters = 50;
   } else {
     good = false;
