@@ -57,6 +57,7 @@ typedef struct MPI_Status {
 #define MPI_ERRORS_ARE_FATAL 1
 #define MPI_ERRORS_RETURN 2
 #define MPI_INFO_NULL 0
+#define MPI_INFO_ENV 1
 #define MPI_DATATYPE_NULL 0
 
 /* Predefined datatypes (the numbering is shared with mpif.h; do not reorder). */
@@ -190,6 +191,7 @@ typedef struct MPI_Status {
 #define MPI_WTIME_IS_GLOBAL 4
 #define MPI_UNIVERSE_SIZE 5
 #define MPI_APPNUM 6
+#define MPI_LASTUSEDCODE 7
 
 /* Error classes (error codes are the classes). */
 #define MPI_SUCCESS 0
@@ -217,10 +219,37 @@ typedef struct MPI_Status {
 #define MPI_ERR_KEYVAL 22
 #define MPI_ERR_UNSUPPORTED_OPERATION 23
 #define MPI_ERR_PROC_FAILED 24 /* a rank of the job died (augur: the job is then aborted) */
-#define MPI_ERR_LASTCODE 24
+#define MPI_ERR_INFO_KEY 25
+#define MPI_ERR_INFO_VALUE 26
+#define MPI_ERR_INFO_NOKEY 27
+#define MPI_ERR_LASTCODE 27 /* MPI_Add_error_class/code give codes above it */
 
 typedef void(MPI_User_function)(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm*, int*, ...);
+typedef MPI_Comm_errhandler_function MPI_Handler_function; /* MPI-1 name */
+
+/* Attribute callbacks. The predefined ones: NULL_COPY (not copied), DUP (the value copied),
+ * NULL_DELETE (nothing to do). */
+typedef int(MPI_Comm_copy_attr_function)(MPI_Comm oldcomm, int comm_keyval, void* extra_state,
+                                         void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int(MPI_Comm_delete_attr_function)(MPI_Comm comm, int comm_keyval, void* attribute_val, void* extra_state);
+typedef int(MPI_Type_copy_attr_function)(MPI_Datatype oldtype, int type_keyval, void* extra_state,
+                                         void* attribute_val_in, void* attribute_val_out, int* flag);
+typedef int(MPI_Type_delete_attr_function)(MPI_Datatype datatype, int type_keyval, void* attribute_val,
+                                           void* extra_state);
+typedef MPI_Comm_copy_attr_function MPI_Copy_function;     /* MPI-1 names */
+typedef MPI_Comm_delete_attr_function MPI_Delete_function;
+int augur_mpi_dup_fn(int oldobj, int keyval, void* extra_state, void* attribute_val_in, void* attribute_val_out,
+                     int* flag);
+#define MPI_COMM_NULL_COPY_FN ((MPI_Comm_copy_attr_function*)0)
+#define MPI_COMM_NULL_DELETE_FN ((MPI_Comm_delete_attr_function*)0)
+#define MPI_COMM_DUP_FN ((MPI_Comm_copy_attr_function*)augur_mpi_dup_fn)
+#define MPI_TYPE_NULL_COPY_FN ((MPI_Type_copy_attr_function*)0)
+#define MPI_TYPE_NULL_DELETE_FN ((MPI_Type_delete_attr_function*)0)
+#define MPI_TYPE_DUP_FN ((MPI_Type_copy_attr_function*)augur_mpi_dup_fn)
+#define MPI_NULL_COPY_FN ((MPI_Copy_function*)0)
+#define MPI_NULL_DELETE_FN ((MPI_Delete_function*)0)
+#define MPI_DUP_FN ((MPI_Copy_function*)augur_mpi_dup_fn)
 
 /* Declares MPI_name and its profiling twin PMPI_name. */
 #define AUGUR_MPI_DECL(ret, name, params) \
@@ -249,6 +278,41 @@ AUGUR_MPI_DECL(int, Comm_create_errhandler, (MPI_Comm_errhandler_function* fn, M
 AUGUR_MPI_DECL(int, Comm_call_errhandler, (MPI_Comm comm, int errorcode))
 AUGUR_MPI_DECL(int, Errhandler_free, (MPI_Errhandler* errhandler))
 AUGUR_MPI_DECL(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler))
+AUGUR_MPI_DECL(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler* errhandler))
+AUGUR_MPI_DECL(int, Errhandler_create, (MPI_Handler_function* fn, MPI_Errhandler* errhandler))
+AUGUR_MPI_DECL(int, Add_error_class, (int* errorclass))
+AUGUR_MPI_DECL(int, Add_error_code, (int errorclass, int* errorcode))
+AUGUR_MPI_DECL(int, Add_error_string, (int errorcode, const char* string))
+
+/* Info objects, attribute caching. */
+AUGUR_MPI_DECL(int, Info_create, (MPI_Info* info))
+AUGUR_MPI_DECL(int, Info_set, (MPI_Info info, const char* key, const char* value))
+AUGUR_MPI_DECL(int, Info_get, (MPI_Info info, const char* key, int valuelen, char* value, int* flag))
+AUGUR_MPI_DECL(int, Info_get_valuelen, (MPI_Info info, const char* key, int* valuelen, int* flag))
+AUGUR_MPI_DECL(int, Info_get_nkeys, (MPI_Info info, int* nkeys))
+AUGUR_MPI_DECL(int, Info_get_nthkey, (MPI_Info info, int n, char* key))
+AUGUR_MPI_DECL(int, Info_delete, (MPI_Info info, const char* key))
+AUGUR_MPI_DECL(int, Info_dup, (MPI_Info info, MPI_Info* newinfo))
+AUGUR_MPI_DECL(int, Info_free, (MPI_Info* info))
+AUGUR_MPI_DECL(int, Comm_set_info, (MPI_Comm comm, MPI_Info info))
+AUGUR_MPI_DECL(int, Comm_get_info, (MPI_Comm comm, MPI_Info* info_used))
+AUGUR_MPI_DECL(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* newcomm))
+AUGUR_MPI_DECL(int, Comm_create_keyval, (MPI_Comm_copy_attr_function* copy_fn, MPI_Comm_delete_attr_function* delete_fn,
+                                         int* keyval, void* extra_state))
+AUGUR_MPI_DECL(int, Comm_free_keyval, (int* keyval))
+AUGUR_MPI_DECL(int, Comm_set_attr, (MPI_Comm comm, int keyval, void* attribute_val))
+AUGUR_MPI_DECL(int, Comm_delete_attr, (MPI_Comm comm, int keyval))
+AUGUR_MPI_DECL(int, Type_create_keyval, (MPI_Type_copy_attr_function* copy_fn, MPI_Type_delete_attr_function* delete_fn,
+                                         int* keyval, void* extra_state))
+AUGUR_MPI_DECL(int, Type_free_keyval, (int* keyval))
+AUGUR_MPI_DECL(int, Type_set_attr, (MPI_Datatype datatype, int keyval, void* attribute_val))
+AUGUR_MPI_DECL(int, Type_get_attr, (MPI_Datatype datatype, int keyval, void* attribute_val, int* flag))
+AUGUR_MPI_DECL(int, Type_delete_attr, (MPI_Datatype datatype, int keyval))
+AUGUR_MPI_DECL(int, Keyval_create, (MPI_Copy_function* copy_fn, MPI_Delete_function* delete_fn, int* keyval,
+                                    void* extra_state))
+AUGUR_MPI_DECL(int, Keyval_free, (int* keyval))
+AUGUR_MPI_DECL(int, Attr_put, (MPI_Comm comm, int keyval, void* attribute_val))
+AUGUR_MPI_DECL(int, Attr_delete, (MPI_Comm comm, int keyval))
 AUGUR_MPI_DECL(int, Alloc_mem, (MPI_Aint size, MPI_Info info, void* baseptr))
 AUGUR_MPI_DECL(int, Free_mem, (void* base))
 AUGUR_MPI_DECL(int, Comm_get_attr, (MPI_Comm comm, int keyval, void* attribute_val, int* flag))
@@ -338,6 +402,19 @@ AUGUR_MPI_DECL(int, Type_size_x, (MPI_Datatype datatype, MPI_Count* size))
 AUGUR_MPI_DECL(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint* lb, MPI_Aint* extent))
 AUGUR_MPI_DECL(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent))
 AUGUR_MPI_DECL(int, Type_extent, (MPI_Datatype datatype, MPI_Aint* extent))
+AUGUR_MPI_DECL(int, Type_lb, (MPI_Datatype datatype, MPI_Aint* displacement))
+AUGUR_MPI_DECL(int, Type_ub, (MPI_Datatype datatype, MPI_Aint* displacement))
+AUGUR_MPI_DECL(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                                   MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_hindexed, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_struct, (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[],
+                                  MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_set_name, (MPI_Datatype datatype, const char* name))
+AUGUR_MPI_DECL(int, Type_get_name, (MPI_Datatype datatype, char* name, int* resultlen))
+AUGUR_MPI_DECL(int, Status_set_cancelled, (MPI_Status* status, int flag))
+AUGUR_MPI_DECL(int, Status_set_elements, (MPI_Status* status, MPI_Datatype datatype, int count))
+AUGUR_MPI_DECL(int, Status_set_elements_x, (MPI_Status* status, MPI_Datatype datatype, MPI_Count count))
 AUGUR_MPI_DECL(int, Pack, (const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, int outsize,
                            int* position, MPI_Comm comm))
 AUGUR_MPI_DECL(int, Unpack, (const void* inbuf, int insize, int* position, void* outbuf, int outcount,
@@ -379,6 +456,9 @@ AUGUR_MPI_DECL(int, Cart_sub, (MPI_Comm comm, const int remain_dims[], MPI_Comm*
 AUGUR_MPI_DECL(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[]))
 AUGUR_MPI_DECL(int, Cartdim_get, (MPI_Comm comm, int* ndims))
 AUGUR_MPI_DECL(int, Topo_test, (MPI_Comm comm, int* status))
+AUGUR_MPI_DECL(int, Comm_remote_size, (MPI_Comm comm, int* size))
+AUGUR_MPI_DECL(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup))
+AUGUR_MPI_DECL(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup))
 
 /* Collectives and reduction operations. */
 AUGUR_MPI_DECL(int, Barrier, (MPI_Comm comm))

@@ -111,6 +111,8 @@ AUGUR_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm))
   d->cart = c->cart;
   d->dims = c->dims;
   d->periods = c->periods;
+  d->hints = c->hints;
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", copy_attrs(Keyval::Kind::kComm, comm, c->attrs, &d->attrs));
   *newcomm = new_comm(std::move(d));
   return MPI_SUCCESS;
 }
@@ -144,6 +146,7 @@ AUGUR_MPI_FN(int, Comm_free, (MPI_Comm * comm), (comm)) {
   if (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF) {
     return raise(*comm, "MPI_Comm_free", err(MPI_ERR_COMM, "cannot free a predefined communicator"));
   }
+  AUGUR_MPI_CHECK(*comm, "MPI_Comm_free", delete_attrs(Keyval::Kind::kComm, *comm, &comm_of(*comm)->attrs));
   free_comm_handle(*comm);  // pending requests keep their own reference
   *comm = MPI_COMM_NULL;
   return MPI_SUCCESS;
@@ -269,6 +272,45 @@ AUGUR_MPI_FN(int, Group_excl, (MPI_Group group, int n, const int ranks[], MPI_Gr
   }
   *newgroup = new_group_of(std::move(w));
   return MPI_SUCCESS;
+}
+
+namespace {
+// The ranks of MPI_Group_range_incl/excl's (first, last, stride) triples, in order.
+Err expand_ranges(MPI_Group group, int n, int ranges[][3], std::vector<int>* out) {
+  AUGUR_ERR_RETURN(check_group(group));
+  if (n < 0 || (n > 0 && ranges == nullptr)) return err(MPI_ERR_ARG, "bad range count or null ranges");
+  const int size = static_cast<int>(group_of(group)->world.size());
+  for (int i = 0; i < n; ++i) {
+    const int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
+    if (stride == 0) return err(MPI_ERR_ARG, "range " + std::to_string(i) + " has stride 0");
+    if (first < 0 || first >= size || last < 0 || last >= size) {
+      return err(MPI_ERR_RANK, "range " + std::to_string(i) + " passes the group's " + std::to_string(size) + " ranks");
+    }
+    if ((stride > 0 && first > last) || (stride < 0 && first < last)) continue;  // empty (MPI-3.1 6.3.2: erroneous? no: empty)
+    for (int r = first; stride > 0 ? r <= last : r >= last; r += stride) out->push_back(r);
+  }
+  return ok();
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup),
+             (group, n, ranges, newgroup)) {
+  std::vector<int> ranks;
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_range_incl", expand_ranges(group, n, ranges, &ranks));
+  return PMPI_Group_incl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+}
+
+AUGUR_MPI_FN(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup),
+             (group, n, ranges, newgroup)) {
+  std::vector<int> ranks;
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_range_excl", expand_ranges(group, n, ranges, &ranks));
+  return PMPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
+}
+
+AUGUR_MPI_FN(int, Comm_remote_size, (MPI_Comm comm, int* size), (comm, size)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Comm_remote_size", check_running_comm(comm));
+  (void)size;  // every communicator is an intracommunicator
+  return raise(comm, "MPI_Comm_remote_size", err(MPI_ERR_COMM, "not an intercommunicator (augur has none yet)"));
 }
 
 namespace {

@@ -537,6 +537,7 @@ AUGUR_MPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype), (oldt
   TYPE_PROLOGUE("MPI_Type_dup", oldtype, newtype);
   auto t = std::make_shared<Type>(old);
   t->predefined = false;
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_dup", copy_attrs(Keyval::Kind::kType, oldtype, old.attrs, &t->attrs));
   *newtype = new_type(std::move(t));
   return MPI_SUCCESS;
 }
@@ -556,6 +557,7 @@ AUGUR_MPI_FN(int, Type_free, (MPI_Datatype * datatype), (datatype)) {
   if (type_of(*datatype)->predefined) {
     return raise(MPI_COMM_WORLD, "MPI_Type_free", err(MPI_ERR_TYPE, "cannot free a predefined datatype"));
   }
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_free", delete_attrs(Keyval::Kind::kType, *datatype, &type_of(*datatype)->attrs));
   // Pending requests hold their own reference to the type.
   free_type_handle(*datatype);
   *datatype = MPI_DATATYPE_NULL;
@@ -593,6 +595,54 @@ AUGUR_MPI_FN(int, Type_get_extent, (MPI_Datatype datatype, MPI_Aint* lb, MPI_Ain
 AUGUR_MPI_FN(int, Type_extent, (MPI_Datatype datatype, MPI_Aint* extent), (datatype, extent)) {
   MPI_Aint lb = 0;
   return PMPI_Type_get_extent(datatype, &lb, extent);
+}
+
+// MPI-1 names, removed in MPI-3.0 and still called by older programs and test suites.
+AUGUR_MPI_FN(int, Type_lb, (MPI_Datatype datatype, MPI_Aint* displacement), (datatype, displacement)) {
+  MPI_Aint extent = 0;
+  return PMPI_Type_get_extent(datatype, displacement, &extent);
+}
+
+AUGUR_MPI_FN(int, Type_ub, (MPI_Datatype datatype, MPI_Aint* displacement), (datatype, displacement)) {
+  MPI_Aint lb = 0, extent = 0;
+  const int rc = PMPI_Type_get_extent(datatype, &lb, &extent);
+  if (rc == MPI_SUCCESS && displacement != nullptr) *displacement = lb + extent;
+  return rc;
+}
+
+AUGUR_MPI_FN(int, Type_hvector, (int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklength, stride, oldtype, newtype)) {
+  return PMPI_Type_create_hvector(count, blocklength, stride, oldtype, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_hindexed,
+             (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (count, blocklengths, displacements, oldtype, newtype)) {
+  return PMPI_Type_create_hindexed(count, blocklengths, displacements, oldtype, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_struct,
+             (int count, int blocklengths[], MPI_Aint displacements[], MPI_Datatype types[], MPI_Datatype* newtype),
+             (count, blocklengths, displacements, types, newtype)) {
+  return PMPI_Type_create_struct(count, blocklengths, displacements, types, newtype);
+}
+
+AUGUR_MPI_FN(int, Type_set_name, (MPI_Datatype datatype, const char* name), (datatype, name)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_set_name", check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_set_name", check_type(datatype, false));
+  if (name == nullptr) return raise(MPI_COMM_WORLD, "MPI_Type_set_name", err(MPI_ERR_ARG, "null name"));
+  type_of(datatype)->name.assign(name, strnlen(name, MPI_MAX_OBJECT_NAME - 1));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_get_name, (MPI_Datatype datatype, char* name, int* resultlen), (datatype, name, resultlen)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_get_name", check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_get_name", check_type(datatype, false));
+  if (name == nullptr || resultlen == nullptr) return raise(MPI_COMM_WORLD, "MPI_Type_get_name", err(MPI_ERR_ARG, "null argument"));
+  const std::string& n = type_of(datatype)->name;
+  std::memcpy(name, n.c_str(), n.size() + 1);
+  *resultlen = static_cast<int>(n.size());
+  return MPI_SUCCESS;
 }
 
 AUGUR_MPI_FN(int, Type_get_true_extent, (MPI_Datatype datatype, MPI_Aint* true_lb, MPI_Aint* true_extent),

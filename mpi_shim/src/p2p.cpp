@@ -928,6 +928,37 @@ AUGUR_MPI_FN(int, Cancel, (MPI_Request * request), (request)) {
   return MPI_SUCCESS;
 }
 
+// For generalized requests and layered libraries: a status filled in by the program.
+AUGUR_MPI_FN(int, Status_set_cancelled, (MPI_Status * status, int flag), (status, flag)) {
+  if (status == nullptr || status == MPI_STATUS_IGNORE) {
+    return raise(MPI_COMM_WORLD, "MPI_Status_set_cancelled", err(MPI_ERR_ARG, "null status"));
+  }
+  status->augur_cancelled = flag ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Status_set_elements_x, (MPI_Status * status, MPI_Datatype datatype, MPI_Count count),
+             (status, datatype, count)) {
+  const char* fn = "MPI_Status_set_elements";
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_type(datatype, false));
+  if (status == nullptr || status == MPI_STATUS_IGNORE) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null status"));
+  if (count < 0) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_COUNT, "negative count"));
+  // `count` basic elements of the type: their bytes (whole copies and a partial one).
+  const Type& t = *type_of(datatype);
+  const std::int64_t per = t.nelems > 0 ? t.nelems : 1;
+  const std::int64_t whole = count / per, rest = count % per;
+  std::int64_t bytes = whole * t.size;
+  if (rest > 0) bytes += rest * (t.size / per);
+  set_count(status, bytes);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Status_set_elements, (MPI_Status * status, MPI_Datatype datatype, int count),
+             (status, datatype, count)) {
+  return PMPI_Status_set_elements_x(status, datatype, count);
+}
+
 AUGUR_MPI_FN(int, Test_cancelled, (const MPI_Status* status, int* flag), (status, flag)) {
   if (ignore(status) || flag == nullptr) return raise(MPI_COMM_WORLD, "MPI_Test_cancelled", err(MPI_ERR_ARG, "null argument"));
   *flag = status->augur_cancelled;

@@ -50,6 +50,9 @@ const char* class_name(int cls) {
     case MPI_ERR_KEYVAL: return "MPI_ERR_KEYVAL";
     case MPI_ERR_UNSUPPORTED_OPERATION: return "MPI_ERR_UNSUPPORTED_OPERATION";
     case MPI_ERR_PROC_FAILED: return "MPI_ERR_PROC_FAILED";
+    case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY";
+    case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE";
+    case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY";
     default: return nullptr;
   }
 }
@@ -81,6 +84,9 @@ const char* class_text(int cls) {
     case MPI_ERR_KEYVAL: return "invalid key value";
     case MPI_ERR_UNSUPPORTED_OPERATION: return "operation not supported";
     case MPI_ERR_PROC_FAILED: return "a process of the job failed";
+    case MPI_ERR_INFO_KEY: return "info key too long or empty";
+    case MPI_ERR_INFO_VALUE: return "info value too long or empty";
+    case MPI_ERR_INFO_NOKEY: return "no such info key";
     default: return nullptr;
   }
 }
@@ -365,6 +371,11 @@ AUGUR_MPI_FN(int, Finalized, (int* flag), (flag)) {
 AUGUR_MPI_FN(int, Finalize, (void), ()) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", check_running());
   State& s = S();
+  // MPI_COMM_SELF's attributes are deleted first (programs hook finalization on them, MPI-3.1
+  // 8.7.1), then MPI_COMM_WORLD's.
+  for (MPI_Comm c : {MPI_COMM_SELF, MPI_COMM_WORLD}) {
+    AUGUR_MPI_CHECK(c, "MPI_Finalize", delete_attrs(Keyval::Kind::kComm, c, &comm_of(c)->attrs));
+  }
   // Buffered and freed sends still in flight must arrive before the connections go.
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", wait_until([&] { return s.background.empty(); }));
   // Every rank leaves only when every rank has arrived: no RDMA traffic is still owed.
@@ -444,9 +455,23 @@ AUGUR_MPI_FN(int, Is_thread_main, (int* flag), (flag)) {
   return MPI_SUCCESS;
 }
 
+namespace {
+// A code or class made by MPI_Add_error_class/code, or null.
+const State::UserError* user_error(int code) {
+  const auto& v = S().user_errors;
+  if (code <= MPI_ERR_LASTCODE || static_cast<std::size_t>(code - MPI_ERR_LASTCODE - 1) >= v.size()) return nullptr;
+  return &v[static_cast<std::size_t>(code - MPI_ERR_LASTCODE - 1)];
+}
+}  // namespace
+
 AUGUR_MPI_FN(int, Error_string, (int errorcode, char* string, int* resultlen), (errorcode, string, resultlen)) {
   if (string == nullptr || resultlen == nullptr) {
     return raise(MPI_COMM_WORLD, "MPI_Error_string", err(MPI_ERR_ARG, "null argument"));
+  }
+  if (const State::UserError* u = user_error(errorcode)) {
+    std::snprintf(string, MPI_MAX_ERROR_STRING, "%s", u->text.c_str());
+    *resultlen = static_cast<int>(std::strlen(string));
+    return MPI_SUCCESS;
   }
   const char* name = class_name(errorcode);
   if (name == nullptr) return raise(MPI_COMM_WORLD, "MPI_Error_string", err(MPI_ERR_ARG, "unknown error code"));
@@ -457,10 +482,49 @@ AUGUR_MPI_FN(int, Error_string, (int errorcode, char* string, int* resultlen), (
 
 AUGUR_MPI_FN(int, Error_class, (int errorcode, int* errorclass), (errorcode, errorclass)) {
   if (errorclass == nullptr) return raise(MPI_COMM_WORLD, "MPI_Error_class", err(MPI_ERR_ARG, "null argument"));
+  if (const State::UserError* u = user_error(errorcode)) {
+    *errorclass = u->cls;
+    return MPI_SUCCESS;
+  }
   if (class_name(errorcode) == nullptr) {
     return raise(MPI_COMM_WORLD, "MPI_Error_class", err(MPI_ERR_ARG, "unknown error code " + std::to_string(errorcode)));
   }
   *errorclass = errorcode;
+  return MPI_SUCCESS;
+}
+
+// User error classes and codes: each a code above MPI_ERR_LASTCODE (a class is its own code).
+AUGUR_MPI_FN(int, Add_error_class, (int* errorclass), (errorclass)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Add_error_class", check_running());
+  if (errorclass == nullptr) return raise(MPI_COMM_WORLD, "MPI_Add_error_class", err(MPI_ERR_ARG, "null argument"));
+  auto& v = S().user_errors;
+  *errorclass = MPI_ERR_LASTCODE + 1 + static_cast<int>(v.size());
+  v.push_back({*errorclass, ""});
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Add_error_code, (int errorclass, int* errorcode), (errorclass, errorcode)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Add_error_code", check_running());
+  if (errorcode == nullptr) return raise(MPI_COMM_WORLD, "MPI_Add_error_code", err(MPI_ERR_ARG, "null argument"));
+  const State::UserError* u = user_error(errorclass);
+  if (class_name(errorclass) == nullptr && (u == nullptr || u->cls != errorclass)) {
+    return raise(MPI_COMM_WORLD, "MPI_Add_error_code", err(MPI_ERR_ARG, "not an error class: " + std::to_string(errorclass)));
+  }
+  auto& v = S().user_errors;
+  *errorcode = MPI_ERR_LASTCODE + 1 + static_cast<int>(v.size());
+  v.push_back({errorclass, ""});
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Add_error_string, (int errorcode, const char* string), (errorcode, string)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Add_error_string", check_running());
+  if (string == nullptr || std::strlen(string) >= MPI_MAX_ERROR_STRING) {
+    return raise(MPI_COMM_WORLD, "MPI_Add_error_string", err(MPI_ERR_ARG, "null string or longer than MPI_MAX_ERROR_STRING"));
+  }
+  if (user_error(errorcode) == nullptr) {  // the predefined codes' strings are fixed
+    return raise(MPI_COMM_WORLD, "MPI_Add_error_string", err(MPI_ERR_ARG, "not a user error code: " + std::to_string(errorcode)));
+  }
+  S().user_errors[static_cast<std::size_t>(errorcode - MPI_ERR_LASTCODE - 1)].text = string;
   return MPI_SUCCESS;
 }
 
@@ -484,6 +548,14 @@ AUGUR_MPI_FN(int, Comm_set_errhandler, (MPI_Comm comm, MPI_Errhandler errhandler
 
 AUGUR_MPI_FN(int, Errhandler_set, (MPI_Comm comm, MPI_Errhandler errhandler), (comm, errhandler)) {
   return PMPI_Comm_set_errhandler(comm, errhandler);
+}
+
+AUGUR_MPI_FN(int, Errhandler_get, (MPI_Comm comm, MPI_Errhandler* errhandler), (comm, errhandler)) {
+  return PMPI_Comm_get_errhandler(comm, errhandler);
+}
+
+AUGUR_MPI_FN(int, Errhandler_create, (MPI_Handler_function * fn, MPI_Errhandler* errhandler), (fn, errhandler)) {
+  return PMPI_Comm_create_errhandler(fn, errhandler);
 }
 
 AUGUR_MPI_FN(int, Comm_get_errhandler, (MPI_Comm comm, MPI_Errhandler* errhandler), (comm, errhandler)) {
@@ -546,8 +618,10 @@ AUGUR_MPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void* attribute_val
     return raise(comm, "MPI_Comm_get_attr", err(MPI_ERR_ARG, "null argument"));
   }
   // Predefined attributes: the value is a pointer to a static int, as the standard says.
-  static int tag_ub = kTagUb, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0, universe = 0, appnum = 0;
+  static int tag_ub = kTagUb, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0, universe = 0, appnum = 0,
+             last_code = MPI_ERR_LASTCODE;
   universe = S().world_size;
+  last_code = MPI_ERR_LASTCODE + static_cast<int>(S().user_errors.size());
   int* v = nullptr;
   switch (keyval) {
     case MPI_TAG_UB: v = &tag_ub; break;
@@ -556,7 +630,8 @@ AUGUR_MPI_FN(int, Comm_get_attr, (MPI_Comm comm, int keyval, void* attribute_val
     case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
     case MPI_UNIVERSE_SIZE: v = &universe; break;
     case MPI_APPNUM: v = &appnum; break;
-    default: *flag = 0; return MPI_SUCCESS;
+    case MPI_LASTUSEDCODE: v = &last_code; break;
+    default: AUGUR_MPI_CHECK(comm, "MPI_Comm_get_attr", get_comm_attr(comm, keyval, attribute_val, flag)); return MPI_SUCCESS;
   }
   std::memcpy(attribute_val, &v, sizeof v);
   *flag = 1;

@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -72,6 +73,7 @@ struct Type {
   std::int64_t runs_lb = 0;  // lowest run offset of one copy: where its relation's layout starts
   std::int64_t grain = 1;    // gcd of run offsets, lengths and the extent: the relations' element
   std::string name;
+  std::map<int, void*> attrs;  // cached attributes by keyval (MPI_Type_set_attr)
   RelationKey key;
   // The last relation used per direction (0 unpack, 1 pack) and its count: a repeated call skips
   // the cache's key and lock (calls are serialized: MPI_THREAD_SERIALIZED at most).
@@ -109,6 +111,8 @@ struct Comm {
   std::vector<int> dims, periods;
   std::string name;
   std::uint32_t nbc_seq = 0;  // nonblocking collectives started (their tag bases)
+  std::map<int, void*> attrs;  // cached attributes by keyval (MPI_Comm_set_attr)
+  std::vector<std::pair<std::string, std::string>> hints;  // MPI_Comm_set_info
   [[nodiscard]] std::uint32_t p2p_ctx() const { return 2 * id; }
   [[nodiscard]] std::uint32_t coll_ctx() const { return 2 * id + 1; }
 };
@@ -156,6 +160,24 @@ struct UserOp {
   bool fortran = false;  // called with Fortran conventions (all by reference: same signature)
 };
 
+// A user attribute key (MPI_Comm_create_keyval, MPI_Type_create_keyval, MPI_Keyval_create).
+struct Keyval {
+  enum class Kind : std::uint8_t { kComm, kType } kind = Kind::kComm;
+  void* copy = nullptr;  // the copy callback (MPI_*_copy_attr_function*), or a predefined one
+  void* del = nullptr;   // the delete callback
+  void* extra = nullptr;
+  bool freed = false;    // MPI_*_free_keyval: attributes already set keep it until deleted
+};
+inline constexpr int kFirstKeyval = 64;  // below: the predefined attribute keys
+
+// Copies `from` (the attributes of `old_handle`) to a new object's `to` through each keyval's
+// copy callback (MPI_Comm_dup, MPI_Type_dup).
+Err copy_attrs(Keyval::Kind kind, int old_handle, const std::map<int, void*>& from, std::map<int, void*>* to);
+// Deletes every attribute of an object through the delete callbacks (the object is being freed).
+Err delete_attrs(Keyval::Kind kind, int handle, std::map<int, void*>* attrs);
+// MPI_Comm_get_attr for a user keyval.
+Err get_comm_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
+
 struct State {
   int initialized = 0;
   int finalized = 0;
@@ -180,6 +202,14 @@ struct State {
   int next_message = 2;  // 0: MPI_MESSAGE_NULL, 1: MPI_MESSAGE_NO_PROC
   std::vector<ErrhandlerObj> errhandlers;
   std::vector<UserOp> ops;         // by handle - kFirstUserOp
+  std::vector<Keyval> keyvals;     // by keyval - kFirstKeyval
+  // MPI_Info objects by handle (0: MPI_INFO_NULL, 1: MPI_INFO_ENV): keys in insertion order.
+  std::vector<std::unique_ptr<std::vector<std::pair<std::string, std::string>>>> infos;
+  struct UserError {
+    int cls;
+    std::string text;
+  };
+  std::vector<UserError> user_errors;  // codes MPI_ERR_LASTCODE + 1 + index (MPI_Add_error_*)
   std::vector<ReqPtr> background;  // freed active requests, buffered sends
   std::vector<std::shared_ptr<CollOp>> colls;  // nonblocking collectives not yet finished
   std::uint32_t next_comm_id = 2;  // 0: WORLD, 1: SELF
