@@ -156,6 +156,7 @@ typedef struct MPI_Status {
 #define MPI_STATUSES_IGNORE AUGUR_MPI_PTR(MPI_Status*, 1)
 #define MPI_ERRCODES_IGNORE AUGUR_MPI_PTR(int*, 0)
 #define MPI_UNWEIGHTED AUGUR_MPI_PTR(int*, 1)
+#define MPI_WEIGHTS_EMPTY AUGUR_MPI_PTR(int*, 2)
 #define MPI_BSEND_OVERHEAD 64
 
 #define MPI_MAX_PROCESSOR_NAME 256
@@ -181,6 +182,7 @@ typedef struct MPI_Status {
 #define MPI_GRAPH 1
 #define MPI_CART 2
 #define MPI_DIST_GRAPH 3
+#define MPI_COMM_TYPE_SHARED 1
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 
@@ -457,6 +459,23 @@ AUGUR_MPI_DECL(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int perio
 AUGUR_MPI_DECL(int, Cartdim_get, (MPI_Comm comm, int* ndims))
 AUGUR_MPI_DECL(int, Topo_test, (MPI_Comm comm, int* status))
 AUGUR_MPI_DECL(int, Comm_remote_size, (MPI_Comm comm, int* size))
+AUGUR_MPI_DECL(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm))
+AUGUR_MPI_DECL(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
+                                   MPI_Comm* comm_graph))
+AUGUR_MPI_DECL(int, Graphdims_get, (MPI_Comm comm, int* nnodes, int* nedges))
+AUGUR_MPI_DECL(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]))
+AUGUR_MPI_DECL(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int* nneighbors))
+AUGUR_MPI_DECL(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]))
+AUGUR_MPI_DECL(int, Dist_graph_create_adjacent, (MPI_Comm comm_old, int indegree, const int sources[],
+                                                 const int sourceweights[], int outdegree, const int destinations[],
+                                                 const int destweights[], MPI_Info info, int reorder,
+                                                 MPI_Comm* comm_dist_graph))
+AUGUR_MPI_DECL(int, Dist_graph_create, (MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                                        const int destinations[], const int weights[], MPI_Info info, int reorder,
+                                        MPI_Comm* comm_dist_graph))
+AUGUR_MPI_DECL(int, Dist_graph_neighbors_count, (MPI_Comm comm, int* indegree, int* outdegree, int* weighted))
+AUGUR_MPI_DECL(int, Dist_graph_neighbors, (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                                           int maxoutdegree, int destinations[], int destweights[]))
 AUGUR_MPI_DECL(int, Group_range_incl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup))
 AUGUR_MPI_DECL(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MPI_Group* newgroup))
 
@@ -497,6 +516,36 @@ AUGUR_MPI_DECL(int, Exscan, (const void* sendbuf, void* recvbuf, int count, MPI_
 AUGUR_MPI_DECL(int, Alltoallw, (const void* sendbuf, const int sendcounts[], const int sdispls[],
                                 const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
                                 const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+
+/* Neighbourhood collectives on cartesian and graph topologies, blocking and nonblocking. */
+AUGUR_MPI_DECL(int, Neighbor_allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Neighbor_allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                          MPI_Comm comm))
+AUGUR_MPI_DECL(int, Neighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Neighbor_alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                         MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                         const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm))
+AUGUR_MPI_DECL(int, Neighbor_alltoallw, (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                         const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                         const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm))
+AUGUR_MPI_DECL(int, Ineighbor_allgather, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Ineighbor_allgatherv, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                           const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                                           MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Ineighbor_alltoall, (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                                         int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request))
+AUGUR_MPI_DECL(int, Ineighbor_alltoallv, (const void* sendbuf, const int sendcounts[], const int sdispls[],
+                                          MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+                                          const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                          MPI_Request* request))
+AUGUR_MPI_DECL(int, Ineighbor_alltoallw, (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                                          const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                                          const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                                          MPI_Request* request))
 
 /* Nonblocking collectives (MPI-3.1): the same algorithms, progressed by MPI_Test/MPI_Wait and by
  * every other MPI call. */

@@ -448,6 +448,20 @@ CollTask alltoallw_task(Coll x, std::vector<Block> sends, std::vector<Block> rec
   co_return ok();
 }
 
+// Neighbourhood exchange: every receive posted, then every send, one wait (MPI_PROC_NULL
+// neighbours complete at once). Tags tell apart a cartesian pair that are neighbours twice.
+constexpr int kNeighbor = 16, kNeighborTags = kTagsPerCall - kNeighbor;
+CollTask neighbor_task(Coll x, std::vector<Block> sends, std::vector<Block> recvs, Neighbors nb) {
+  Xfer xf(x);
+  for (std::size_t i = 0; i < recvs.size(); ++i) {
+    xf.recv(recvs[i].p, recvs[i].count, recvs[i].t, nb.in[i], kNeighbor + nb.in_tag[i] % kNeighborTags);
+  }
+  for (std::size_t j = 0; j < sends.size(); ++j) {
+    xf.send(sends[j].p, sends[j].count, sends[j].t, nb.out[j], kNeighbor + nb.out_tag[j] % kNeighborTags);
+  }
+  co_return co_await xf;
+}
+
 // Reduce everything to rank 0, then scatter the blocks.
 CollTask reduce_scatter_task(Coll x, const void* sbuf, void* rbuf, std::vector<int> counts, MPI_Datatype th, MPI_Op op) {
   const TypePtr t = type_ptr(th);
@@ -569,12 +583,14 @@ Err check_counts_displs(const int* counts, const int* displs, int n, MPI_Datatyp
 enum class CollKind : std::int64_t {
   kBarrier = 1, kBcast, kReduce, kAllreduce, kGather, kGatherv, kScatter, kScatterv, kAllgather,
   kAllgatherv, kAlltoall, kAlltoallv, kReduceScatter, kScan, kExscan, kAlltoallw,
+  kNeighborAllgather, kNeighborAllgatherv, kNeighborAlltoall, kNeighborAlltoallv, kNeighborAlltoallw,
 };
 constexpr const char* kCollNames[] = {"",           "MPI_Barrier",   "MPI_Bcast",   "MPI_Reduce",
                                       "MPI_Allreduce", "MPI_Gather",  "MPI_Gatherv", "MPI_Scatter",
                                       "MPI_Scatterv", "MPI_Allgather", "MPI_Allgatherv", "MPI_Alltoall",
                                       "MPI_Alltoallv", "MPI_Reduce_scatter", "MPI_Scan", "MPI_Exscan",
-                                      "MPI_Alltoallw"};
+                                      "MPI_Alltoallw", "MPI_Neighbor_allgather", "MPI_Neighbor_allgatherv",
+                                      "MPI_Neighbor_alltoall", "MPI_Neighbor_alltoallv", "MPI_Neighbor_alltoallw"};
 struct CollSig {
   CollKind kind;
   std::int64_t root = -1;
@@ -594,7 +610,7 @@ CollTask check_signature(Coll x, CollSig sig) {
   auto differs = [&](int i) { return all[i] != -all[4 + i]; };
   auto range = [&](int i) { return std::to_string(all[i]) + " to " + std::to_string(-all[4 + i]); };
   if (differs(0)) {
-    auto name = [](std::int64_t k) { return k >= 1 && k <= 16 ? kCollNames[k] : "?"; };
+    auto name = [](std::int64_t k) { return k >= 1 && k <= 21 ? kCollNames[k] : "?"; };
     co_return err(MPI_ERR_OTHER, std::string("ranks of the communicator called different collectives (") + name(all[0]) +
                                      " ... " + name(-all[4]) + ")");
   }
@@ -780,7 +796,8 @@ Err allgatherv_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
 }
 
 // Checks one side of an all-to-all-w (byte displacements, a type per peer) and builds its blocks.
-Err w_blocks(void* buf, const int* counts, const int* displs, const MPI_Datatype* types, int n, std::vector<Block>* out) {
+template <typename Disp>
+Err w_blocks(void* buf, const int* counts, const Disp* displs, const MPI_Datatype* types, int n, std::vector<Block>* out) {
   if (counts == nullptr || displs == nullptr || types == nullptr) return err(MPI_ERR_ARG, "null counts, displacements or types");
   out->clear();
   for (int i = 0; i < n; ++i) {
@@ -878,6 +895,89 @@ Err alltoallw_common(const void* sendbuf, const int sendcounts[], const int sdis
     AUGUR_ERR_RETURN(w_blocks(const_cast<void*>(sendbuf), sendcounts, sdispls, sendtypes, c->size, &sends));
   }
   return alltoall_launch(c, {CollKind::kAlltoallw}, std::move(sends), std::move(recvs), in_place, request);
+}
+
+// Neighbourhood collectives: the blocks of each side against the topology's neighbour lists.
+Err neighbor_launch(MPI_Comm comm, const CollSig& sig, MPI_Request* request, std::vector<Block> sends,
+                    std::vector<Block> recvs, Neighbors nb) {
+  return launch(comm_ptr(comm), sig, request, [&](const Coll& x) {
+    return neighbor_task(x, std::move(sends), std::move(recvs), std::move(nb));
+  });
+}
+
+Err neighbors_for(MPI_Comm comm, Neighbors* nb) {
+  AUGUR_ERR_RETURN(check_coll(comm));
+  return neighbors_of(*comm_of(comm), nb);
+}
+
+// Equal blocks of count copies of type, one per neighbour, back to back.
+Err equal_blocks(const void* buf, int count, MPI_Datatype type, std::size_t n, std::vector<Block>* out) {
+  AUGUR_ERR_RETURN(check_data(buf, count, type));
+  if (buf == MPI_IN_PLACE) return err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in neighbourhood collectives");
+  const TypePtr t = type_ptr(type);
+  out->clear();
+  for (std::size_t i = 0; i < n; ++i) {
+    out->push_back({static_cast<std::byte*>(const_cast<void*>(buf)) + static_cast<std::int64_t>(i) * count * t->extent, count, t});
+  }
+  return ok();
+}
+
+Err neighbor_allgather_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  Neighbors nb;
+  AUGUR_ERR_RETURN(neighbors_for(comm, &nb));
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(equal_blocks(sendbuf, sendcount, sendtype, 1, &sends));
+  sends.resize(nb.out.size(), sends.front());  // the same block to every neighbour
+  AUGUR_ERR_RETURN(equal_blocks(recvbuf, recvcount, recvtype, nb.in.size(), &recvs));
+  return neighbor_launch(comm, {CollKind::kNeighborAllgather, -1, -1, bytes_sig(sendcount, sendtype)}, request,
+                         std::move(sends), std::move(recvs), std::move(nb));
+}
+
+Err neighbor_allgatherv_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                               const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Request* request) {
+  Neighbors nb;
+  AUGUR_ERR_RETURN(neighbors_for(comm, &nb));
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(equal_blocks(sendbuf, sendcount, sendtype, 1, &sends));
+  sends.resize(nb.out.size(), sends.front());
+  AUGUR_ERR_RETURN(v_blocks(recvbuf, recvcounts, displs, recvtype, static_cast<int>(nb.in.size()), &recvs));
+  return neighbor_launch(comm, {CollKind::kNeighborAllgatherv}, request, std::move(sends), std::move(recvs), std::move(nb));
+}
+
+Err neighbor_alltoall_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
+  Neighbors nb;
+  AUGUR_ERR_RETURN(neighbors_for(comm, &nb));
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(equal_blocks(sendbuf, sendcount, sendtype, nb.out.size(), &sends));
+  AUGUR_ERR_RETURN(equal_blocks(recvbuf, recvcount, recvtype, nb.in.size(), &recvs));
+  return neighbor_launch(comm, {CollKind::kNeighborAlltoall, -1, -1, bytes_sig(sendcount, sendtype)}, request,
+                         std::move(sends), std::move(recvs), std::move(nb));
+}
+
+Err neighbor_alltoallv_common(const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
+                              void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request* request) {
+  Neighbors nb;
+  AUGUR_ERR_RETURN(neighbors_for(comm, &nb));
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(v_blocks(sendbuf, sendcounts, sdispls, sendtype, static_cast<int>(nb.out.size()), &sends));
+  AUGUR_ERR_RETURN(v_blocks(recvbuf, recvcounts, rdispls, recvtype, static_cast<int>(nb.in.size()), &recvs));
+  return neighbor_launch(comm, {CollKind::kNeighborAlltoallv}, request, std::move(sends), std::move(recvs), std::move(nb));
+}
+
+Err neighbor_alltoallw_common(const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                              const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[],
+                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                              MPI_Request* request) {
+  Neighbors nb;
+  AUGUR_ERR_RETURN(neighbors_for(comm, &nb));
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(w_blocks(const_cast<void*>(sendbuf), sendcounts, sdispls, sendtypes, static_cast<int>(nb.out.size()), &sends));
+  AUGUR_ERR_RETURN(w_blocks(recvbuf, recvcounts, rdispls, recvtypes, static_cast<int>(nb.in.size()), &recvs));
+  return neighbor_launch(comm, {CollKind::kNeighborAlltoallw}, request, std::move(sends), std::move(recvs), std::move(nb));
 }
 
 Err reduce_scatter_common(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
@@ -1209,4 +1309,91 @@ AUGUR_MPI_FN(int, Reduce_local,
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_op(op, *type_of(datatype)));
   apply_op(op, inbuf, inoutbuf, count, datatype, *type_of(datatype));
   return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Neighbor_allgather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
+  return blocking(comm, "MPI_Neighbor_allgather",
+                  neighbor_allgather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Ineighbor_allgather,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)) {
+  return nonblocking(comm, "MPI_Ineighbor_allgather", request, [&] {
+    return neighbor_allgather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+AUGUR_MPI_FN(int, Neighbor_allgatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)) {
+  return blocking(comm, "MPI_Neighbor_allgatherv",
+                  neighbor_allgatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
+                                             nullptr));
+}
+AUGUR_MPI_FN(int, Ineighbor_allgatherv,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
+              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)) {
+  return nonblocking(comm, "MPI_Ineighbor_allgatherv", request, [&] {
+    return neighbor_allgatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
+  });
+}
+
+AUGUR_MPI_FN(int, Neighbor_alltoall,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
+  return blocking(comm, "MPI_Neighbor_alltoall",
+                  neighbor_alltoall_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Ineighbor_alltoall,
+             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
+              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)) {
+  return nonblocking(comm, "MPI_Ineighbor_alltoall", request, [&] {
+    return neighbor_alltoall_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
+  });
+}
+
+AUGUR_MPI_FN(int, Neighbor_alltoallv,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)) {
+  return blocking(comm, "MPI_Neighbor_alltoallv",
+                  neighbor_alltoallv_common(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
+                                            comm, nullptr));
+}
+AUGUR_MPI_FN(int, Ineighbor_alltoallv,
+             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
+              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)) {
+  return nonblocking(comm, "MPI_Ineighbor_alltoallv", request, [&] {
+    return neighbor_alltoallv_common(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
+                                     request);
+  });
+}
+
+AUGUR_MPI_FN(int, Neighbor_alltoallw,
+             (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm),
+             (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)) {
+  return blocking(comm, "MPI_Neighbor_alltoallw",
+                  neighbor_alltoallw_common(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
+                                            recvtypes, comm, nullptr));
+}
+AUGUR_MPI_FN(int, Ineighbor_alltoallw,
+             (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+              void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+              MPI_Comm comm, MPI_Request* request),
+             (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)) {
+  return nonblocking(comm, "MPI_Ineighbor_alltoallw", request, [&] {
+    return neighbor_alltoallw_common(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
+                                     comm, request);
+  });
 }

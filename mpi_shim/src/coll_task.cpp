@@ -130,8 +130,8 @@ Err start_collective(const Coll& x, CollTask t, MPI_Request* request) {
 }
 
 int next_tag_base(Comm& c) {
-  c.nbc_seq = (c.nbc_seq + 1) % (1u << 26);  // tags stay below 2^30 + 16
-  return 16 * (1 + static_cast<int>(c.nbc_seq));
+  c.nbc_seq = (c.nbc_seq + 1) % (1u << 24);  // tags stay below 2^30 + 64
+  return kTagsPerCall * (1 + static_cast<int>(c.nbc_seq));
 }
 
 }  // namespace augur::mpi

@@ -19,8 +19,10 @@
 namespace augur::mpi {
 
 // The communicator a collective runs on and the tag base of this call: 0 for blocking ones
-// (they complete in call order), a fresh multiple of 16 for each nonblocking one, so that
-// several in flight on one communicator never match each other's messages.
+// (they complete in call order), a fresh multiple of kTagsPerCall for each nonblocking one, so
+// that several in flight on one communicator never match each other's messages. Within a call:
+// 1-15 the algorithms' steps, 16-63 the neighbourhood collectives' directions.
+inline constexpr int kTagsPerCall = 64;
 struct Coll {
   CommPtr c;
   int tb = 0;

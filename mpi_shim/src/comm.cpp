@@ -4,9 +4,11 @@
 // process and both ends of every message agree on it.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <numeric>
 #include <string>
 
+#include "augur/host/job_hosts.h"
 #include "shim.h"
 
 namespace augur::mpi {
@@ -111,6 +113,15 @@ AUGUR_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm))
   d->cart = c->cart;
   d->dims = c->dims;
   d->periods = c->periods;
+  d->graph = c->graph;
+  d->dist_graph = c->dist_graph;
+  d->weighted = c->weighted;
+  d->index = c->index;
+  d->edges = c->edges;
+  d->sources = c->sources;
+  d->source_weights = c->source_weights;
+  d->destinations = c->destinations;
+  d->dest_weights = c->dest_weights;
   d->hints = c->hints;
   AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", copy_attrs(Keyval::Kind::kComm, comm, c->attrs, &d->attrs));
   *newcomm = new_comm(std::move(d));
@@ -591,6 +602,303 @@ AUGUR_MPI_FN(int, Cartdim_get, (MPI_Comm comm, int* ndims), (comm, ndims)) {
 AUGUR_MPI_FN(int, Topo_test, (MPI_Comm comm, int* status), (comm, status)) {
   AUGUR_MPI_CHECK(comm, "MPI_Topo_test", check_running_comm(comm));
   if (status == nullptr) return raise(comm, "MPI_Topo_test", err(MPI_ERR_ARG, "null argument"));
-  *status = comm_of(comm)->cart ? MPI_CART : MPI_UNDEFINED;
+  const Comm& c = *comm_of(comm);
+  *status = c.cart ? MPI_CART : c.graph ? MPI_GRAPH : c.dist_graph ? MPI_DIST_GRAPH : MPI_UNDEFINED;
   return MPI_SUCCESS;
+}
+
+// --- graph topologies ----------------------------------------------------------------------------
+
+namespace augur::mpi {
+
+Err neighbors_of(const Comm& c, Neighbors* n) {
+  *n = {};
+  if (c.cart) {
+    // Per dimension the negative neighbour, then the positive one (MPI-3.1 7.6). A message sent
+    // towards direction (d, dir) is tagged 2d+dir; the slot of the neighbour in direction
+    // (d, dir) receives what that neighbour sent the other way, 2d+(1-dir).
+    for (std::size_t d = 0; d < c.dims.size(); ++d) {
+      for (int dir = 0; dir < 2; ++dir) {
+        std::vector<int> co(c.dims.size());
+        int r = c.rank;
+        for (int i = static_cast<int>(c.dims.size()) - 1; i >= 0; --i) {
+          co[static_cast<std::size_t>(i)] = r % c.dims[static_cast<std::size_t>(i)];
+          r /= c.dims[static_cast<std::size_t>(i)];
+        }
+        const int extent = c.dims[d];
+        int x = co[d] + (dir == 0 ? -1 : 1);
+        int peer = MPI_PROC_NULL;
+        if (c.periods[d] || (x >= 0 && x < extent)) {
+          co[d] = ((x % extent) + extent) % extent;
+          peer = 0;
+          for (std::size_t i = 0; i < c.dims.size(); ++i) peer = peer * c.dims[i] + co[i];
+        }
+        n->in.push_back(peer);
+        n->out.push_back(peer);
+        n->in_tag.push_back(static_cast<int>(2 * d) + (1 - dir));
+        n->out_tag.push_back(static_cast<int>(2 * d) + dir);
+      }
+    }
+    return ok();
+  }
+  if (c.graph) {
+    const int first = c.rank == 0 ? 0 : c.index[static_cast<std::size_t>(c.rank - 1)];
+    for (int e = first; e < c.index[static_cast<std::size_t>(c.rank)]; ++e) n->in.push_back(c.edges[static_cast<std::size_t>(e)]);
+    n->out = n->in;
+  } else if (c.dist_graph) {
+    n->in = c.sources;
+    n->out = c.destinations;
+  } else {
+    return err(MPI_ERR_TOPOLOGY, "communicator has no topology (neighbourhood collectives need one)");
+  }
+  n->in_tag.assign(n->in.size(), 0);  // repeated edges match in order
+  n->out_tag.assign(n->out.size(), 0);
+  return ok();
+}
+
+}  // namespace augur::mpi
+
+namespace {
+Err check_graph(MPI_Comm comm) {
+  AUGUR_ERR_RETURN(check_running_comm(comm));
+  if (!comm_of(comm)->graph) return err(MPI_ERR_TOPOLOGY, "communicator has no graph topology");
+  return ok();
+}
+Err check_dist_graph(MPI_Comm comm) {
+  AUGUR_ERR_RETURN(check_running_comm(comm));
+  if (!comm_of(comm)->dist_graph) return err(MPI_ERR_TOPOLOGY, "communicator has no distributed graph topology");
+  return ok();
+}
+// Ranks of a graph given by its processes: each in [0, n).
+Err check_ranks(const int* r, int count, int n, const char* what) {
+  if (count > 0 && r == nullptr) return err(MPI_ERR_ARG, std::string("null ") + what);
+  for (int i = 0; i < count; ++i) {
+    if (r[i] < 0 || r[i] >= n) return err(MPI_ERR_RANK, std::string(what) + " " + std::to_string(r[i]) + " out of range");
+  }
+  return ok();
+}
+bool unweighted(const int* w) { return w == MPI_UNWEIGHTED; }
+}  // namespace
+
+AUGUR_MPI_FN(int, Graph_create,
+             (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder, MPI_Comm* comm_graph),
+             (comm_old, nnodes, index, edges, reorder, comm_graph)) {
+  (void)reorder;  // ranks keep their order
+  const char* fn = "MPI_Graph_create";
+  AUGUR_MPI_CHECK(comm_old, fn, check_running_comm(comm_old));
+  CommPtr c = comm_ptr(comm_old);
+  if (nnodes < 0 || nnodes > c->size || comm_graph == nullptr || (nnodes > 0 && index == nullptr)) {
+    return raise(comm_old, fn, err(MPI_ERR_ARG, "bad nnodes or null argument"));
+  }
+  for (int i = 0; i < nnodes; ++i) {
+    if (index[i] < (i ? index[i - 1] : 0)) return raise(comm_old, fn, err(MPI_ERR_ARG, "index is not non-decreasing"));
+  }
+  const int nedges = nnodes ? index[nnodes - 1] : 0;
+  AUGUR_MPI_CHECK(comm_old, fn, check_ranks(edges, nedges, nnodes, "edge"));
+  std::uint32_t id = 0;
+  AUGUR_MPI_CHECK(comm_old, fn, agree(c, &id));
+  *comm_graph = add_comm(id, std::vector<int>(c->world.begin(), c->world.begin() + nnodes), *c);
+  if (*comm_graph != MPI_COMM_NULL) {
+    Comm& g = *comm_of(*comm_graph);
+    g.graph = true;
+    g.index.assign(index, index + nnodes);
+    g.edges.assign(edges, edges + nedges);
+  }
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Graphdims_get, (MPI_Comm comm, int* nnodes, int* nedges), (comm, nnodes, nedges)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Graphdims_get", check_graph(comm));
+  if (nnodes == nullptr || nedges == nullptr) return raise(comm, "MPI_Graphdims_get", err(MPI_ERR_ARG, "null argument"));
+  const Comm& c = *comm_of(comm);
+  *nnodes = static_cast<int>(c.index.size());
+  *nedges = static_cast<int>(c.edges.size());
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Graph_get, (MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]),
+             (comm, maxindex, maxedges, index, edges)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Graph_get", check_graph(comm));
+  const Comm& c = *comm_of(comm);
+  for (int i = 0; i < maxindex && static_cast<std::size_t>(i) < c.index.size(); ++i) index[i] = c.index[static_cast<std::size_t>(i)];
+  for (int i = 0; i < maxedges && static_cast<std::size_t>(i) < c.edges.size(); ++i) edges[i] = c.edges[static_cast<std::size_t>(i)];
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Graph_neighbors_count, (MPI_Comm comm, int rank, int* nneighbors), (comm, rank, nneighbors)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Graph_neighbors_count", check_graph(comm));
+  const Comm& c = *comm_of(comm);
+  if (rank < 0 || rank >= c.size || nneighbors == nullptr) {
+    return raise(comm, "MPI_Graph_neighbors_count", err(MPI_ERR_RANK, "bad rank or null argument"));
+  }
+  *nneighbors = c.index[static_cast<std::size_t>(rank)] - (rank ? c.index[static_cast<std::size_t>(rank - 1)] : 0);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Graph_neighbors, (MPI_Comm comm, int rank, int maxneighbors, int neighbors[]),
+             (comm, rank, maxneighbors, neighbors)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Graph_neighbors", check_graph(comm));
+  const Comm& c = *comm_of(comm);
+  if (rank < 0 || rank >= c.size) return raise(comm, "MPI_Graph_neighbors", err(MPI_ERR_RANK, "bad rank"));
+  const int first = rank ? c.index[static_cast<std::size_t>(rank - 1)] : 0;
+  for (int e = first, k = 0; e < c.index[static_cast<std::size_t>(rank)] && k < maxneighbors; ++e, ++k) {
+    neighbors[k] = c.edges[static_cast<std::size_t>(e)];
+  }
+  return MPI_SUCCESS;
+}
+
+namespace {
+// A distributed graph communicator: comm_old's ranks in order, with this rank's edges.
+int make_dist_graph(const char* fn, MPI_Comm comm_old, std::vector<int> sources, std::vector<int> sw,
+                    std::vector<int> dests, std::vector<int> dw, bool weighted, MPI_Comm* out) {
+  CommPtr c = comm_ptr(comm_old);
+  std::uint32_t id = 0;
+  AUGUR_MPI_CHECK(comm_old, fn, agree(c, &id));
+  *out = add_comm(id, c->world, *c);
+  Comm& g = *comm_of(*out);
+  g.dist_graph = true;
+  g.weighted = weighted;
+  g.sources = std::move(sources);
+  g.source_weights = std::move(sw);
+  g.destinations = std::move(dests);
+  g.dest_weights = std::move(dw);
+  return MPI_SUCCESS;
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Dist_graph_create_adjacent,
+             (MPI_Comm comm_old, int indegree, const int sources[], const int sourceweights[], int outdegree,
+              const int destinations[], const int destweights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph),
+             (comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder,
+              comm_dist_graph)) {
+  (void)info;
+  (void)reorder;
+  const char* fn = "MPI_Dist_graph_create_adjacent";
+  AUGUR_MPI_CHECK(comm_old, fn, check_running_comm(comm_old));
+  const int n = comm_of(comm_old)->size;
+  if (indegree < 0 || outdegree < 0 || comm_dist_graph == nullptr) {
+    return raise(comm_old, fn, err(MPI_ERR_ARG, "negative degree or null argument"));
+  }
+  AUGUR_MPI_CHECK(comm_old, fn, check_ranks(sources, indegree, n, "source"));
+  AUGUR_MPI_CHECK(comm_old, fn, check_ranks(destinations, outdegree, n, "destination"));
+  const bool weighted = !unweighted(sourceweights) && !unweighted(destweights);
+  auto weights = [&](const int* w, int deg) {
+    return weighted && w != MPI_WEIGHTS_EMPTY && w != nullptr ? std::vector<int>(w, w + deg) : std::vector<int>(static_cast<std::size_t>(weighted ? deg : 0), 1);
+  };
+  return make_dist_graph(fn, comm_old, std::vector<int>(sources, sources + indegree), weights(sourceweights, indegree),
+                         std::vector<int>(destinations, destinations + outdegree), weights(destweights, outdegree), weighted,
+                         comm_dist_graph);
+}
+
+AUGUR_MPI_FN(int, Dist_graph_create,
+             (MPI_Comm comm_old, int n, const int sources[], const int degrees[], const int destinations[],
+              const int weights[], MPI_Info info, int reorder, MPI_Comm* comm_dist_graph),
+             (comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph)) {
+  (void)info;
+  (void)reorder;
+  const char* fn = "MPI_Dist_graph_create";
+  AUGUR_MPI_CHECK(comm_old, fn, check_running_comm(comm_old));
+  const int size = comm_of(comm_old)->size;
+  if (n < 0 || comm_dist_graph == nullptr || (n > 0 && degrees == nullptr)) {
+    return raise(comm_old, fn, err(MPI_ERR_ARG, "negative n or null argument"));
+  }
+  AUGUR_MPI_CHECK(comm_old, fn, check_ranks(sources, n, size, "source"));
+  int total = 0;
+  for (int i = 0; i < n; ++i) {
+    if (degrees[i] < 0) return raise(comm_old, fn, err(MPI_ERR_ARG, "negative degree"));
+    total += degrees[i];
+  }
+  AUGUR_MPI_CHECK(comm_old, fn, check_ranks(destinations, total, size, "destination"));
+  const bool weighted = !unweighted(weights);
+  // Each edge s -> d (weight w) is told to s as (1, d, w) and to d as (0, s, w); one all-to-all
+  // of counts and one of the triples deliver every rank its own edges.
+  std::vector<std::vector<int>> to(static_cast<std::size_t>(size));
+  for (int i = 0, e = 0; i < n; ++i) {
+    for (int k = 0; k < degrees[i]; ++k, ++e) {
+      const int w = weighted && weights != MPI_WEIGHTS_EMPTY ? weights[e] : 1;
+      auto& s = to[static_cast<std::size_t>(sources[i])];
+      s.insert(s.end(), {1, destinations[e], w});
+      auto& d = to[static_cast<std::size_t>(destinations[e])];
+      d.insert(d.end(), {0, sources[i], w});
+    }
+  }
+  std::vector<int> scounts(static_cast<std::size_t>(size)), sdispls(static_cast<std::size_t>(size)), rcounts(scounts.size()),
+      rdispls(scounts.size()), flat;
+  for (int r = 0; r < size; ++r) {
+    sdispls[static_cast<std::size_t>(r)] = static_cast<int>(flat.size());
+    scounts[static_cast<std::size_t>(r)] = static_cast<int>(to[static_cast<std::size_t>(r)].size());
+    flat.insert(flat.end(), to[static_cast<std::size_t>(r)].begin(), to[static_cast<std::size_t>(r)].end());
+  }
+  int rc = PMPI_Alltoall(scounts.data(), 1, MPI_INT, rcounts.data(), 1, MPI_INT, comm_old);
+  if (rc != MPI_SUCCESS) return rc;
+  int got = 0;
+  for (int r = 0; r < size; ++r) {
+    rdispls[static_cast<std::size_t>(r)] = got;
+    got += rcounts[static_cast<std::size_t>(r)];
+  }
+  std::vector<int> mine(static_cast<std::size_t>(got));
+  rc = PMPI_Alltoallv(flat.data(), scounts.data(), sdispls.data(), MPI_INT, mine.data(), rcounts.data(), rdispls.data(),
+                      MPI_INT, comm_old);
+  if (rc != MPI_SUCCESS) return rc;
+  std::vector<int> src, sw, dst, dw;
+  for (std::size_t i = 0; i + 2 < mine.size(); i += 3) {
+    (mine[i] == 1 ? dst : src).push_back(mine[i + 1]);
+    (mine[i] == 1 ? dw : sw).push_back(mine[i + 2]);
+  }
+  if (!weighted) {
+    sw.clear();
+    dw.clear();
+  }
+  return make_dist_graph(fn, comm_old, std::move(src), std::move(sw), std::move(dst), std::move(dw), weighted,
+                         comm_dist_graph);
+}
+
+AUGUR_MPI_FN(int, Dist_graph_neighbors_count, (MPI_Comm comm, int* indegree, int* outdegree, int* weighted),
+             (comm, indegree, outdegree, weighted)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Dist_graph_neighbors_count", check_dist_graph(comm));
+  if (indegree == nullptr || outdegree == nullptr || weighted == nullptr) {
+    return raise(comm, "MPI_Dist_graph_neighbors_count", err(MPI_ERR_ARG, "null argument"));
+  }
+  const Comm& c = *comm_of(comm);
+  *indegree = static_cast<int>(c.sources.size());
+  *outdegree = static_cast<int>(c.destinations.size());
+  *weighted = c.weighted ? 1 : 0;
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Dist_graph_neighbors,
+             (MPI_Comm comm, int maxindegree, int sources[], int sourceweights[], int maxoutdegree, int destinations[],
+              int destweights[]),
+             (comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Dist_graph_neighbors", check_dist_graph(comm));
+  const Comm& c = *comm_of(comm);
+  for (std::size_t i = 0; i < c.sources.size() && static_cast<int>(i) < maxindegree; ++i) {
+    sources[i] = c.sources[i];
+    if (c.weighted && !unweighted(sourceweights)) sourceweights[i] = c.source_weights[i];
+  }
+  for (std::size_t i = 0; i < c.destinations.size() && static_cast<int>(i) < maxoutdegree; ++i) {
+    destinations[i] = c.destinations[i];
+    if (c.weighted && !unweighted(destweights)) destweights[i] = c.dest_weights[i];
+  }
+  return MPI_SUCCESS;
+}
+
+// MPI_COMM_TYPE_SHARED: the ranks of one host (same host name; network namespaces of one
+// machine count as one host, as they share its memory).
+AUGUR_MPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm),
+             (comm, split_type, key, info, newcomm)) {
+  (void)info;
+  const char* fn = "MPI_Comm_split_type";
+  AUGUR_MPI_CHECK(comm, fn, check_running_comm(comm));
+  if (split_type == MPI_UNDEFINED) return PMPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
+  if (split_type != MPI_COMM_TYPE_SHARED) {
+    return raise(comm, fn, err(MPI_ERR_ARG, "split type " + std::to_string(split_type) + " (only MPI_COMM_TYPE_SHARED)"));
+  }
+  const Comm& c = *comm_of(comm);
+  const unsigned long long mine = std::hash<std::string>{}(augur::host::this_host_name());
+  std::vector<unsigned long long> all(static_cast<std::size_t>(c.size));
+  const int rc = PMPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, comm);
+  if (rc != MPI_SUCCESS) return rc;
+  const int color = static_cast<int>(std::find(all.begin(), all.end(), mine) - all.begin());
+  return PMPI_Comm_split(comm, color, key, newcomm);
 }

@@ -109,6 +109,10 @@ struct Comm {
   MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
   bool cart = false;
   std::vector<int> dims, periods;
+  // Graph topologies: MPI_Graph_create's index and edges as given; MPI_Dist_graph_create*'s
+  // sources and destinations of this rank, with weights when given.
+  bool graph = false, dist_graph = false, weighted = false;
+  std::vector<int> index, edges, sources, source_weights, destinations, dest_weights;
   std::string name;
   std::uint32_t nbc_seq = 0;  // nonblocking collectives started (their tag bases)
   std::map<int, void*> attrs;  // cached attributes by keyval (MPI_Comm_set_attr)
@@ -306,6 +310,15 @@ Err allreduce_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatyp
 Err allgather_impl(const void* sbuf, std::int64_t scount, const TypePtr& st, void* rbuf, std::int64_t rcount,
                    const TypePtr& rt, const CommPtr& c);
 Err barrier_impl(const CommPtr& c);
+
+// The neighbours of this rank in `c`'s topology, in the order of the neighbourhood collectives'
+// buffers (MPI-3.1 7.6): receive from in[i] into block i, send block j to out[j] (comm ranks,
+// MPI_PROC_NULL at a non-periodic cartesian edge). in_tag/out_tag tell apart the messages of a
+// cartesian pair that are neighbours twice (a periodic dimension of size 1 or 2).
+struct Neighbors {
+  std::vector<int> in, out, in_tag, out_tag;
+};
+Err neighbors_of(const Comm& c, Neighbors* n);
 
 // New communicator id agreed by every member of `parent` (collective over parent).
 Result<std::uint32_t> agree_comm_id(const CommPtr& parent);
