@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
+#include <string>
 
 #include "shim.h"
 
@@ -38,6 +39,15 @@ void to_fortran(const char* s, char* out, std::size_t len) {
   const std::size_t n = std::min(std::strlen(s), len);
   std::memcpy(out, s, n);
   std::memset(out + n, ' ', len - n);
+}
+
+// A Fortran CHARACTER argument as a C string: leading and trailing blanks dropped (MPI-3.1
+// 17.2.6, as for info keys and values).
+std::string from_fortran(const char* s, std::size_t len) {
+  std::size_t b = 0, e = len;
+  while (e > b && s[e - 1] == ' ') --e;
+  while (b < e && s[b] == ' ') ++b;
+  return std::string(s + b, e - b);
 }
 
 }  // namespace
@@ -276,3 +286,83 @@ AUGUR_F(iexscan, (void* sb, void* rb, F* n, F* t, F* op, F* comm, F* req, F* ier
 // A Fortran user function has the C signature already (everything by reference).
 AUGUR_F(op_create, (MPI_User_function * fn, F* commute, F* op, F* ierr), PMPI_Op_create(fn, *commute, op))
 AUGUR_F(op_free, (F * op, F* ierr), PMPI_Op_free(op))
+
+// Info objects, datatype names, user error classes.
+AUGUR_F(info_create, (F * info, F* ierr), PMPI_Info_create(info))
+AUGUR_F(info_dup, (F * info, F* newinfo, F* ierr), PMPI_Info_dup(*info, newinfo))
+AUGUR_F(info_free, (F * info, F* ierr), PMPI_Info_free(info))
+AUGUR_F(info_get_nkeys, (F * info, F* nkeys, F* ierr), PMPI_Info_get_nkeys(*info, nkeys))
+extern "C" void pmpi_info_set_(F* info, const char* key, const char* value, F* ierr, std::size_t klen, std::size_t vlen) {
+  *ierr = PMPI_Info_set(*info, from_fortran(key, klen).c_str(), from_fortran(value, vlen).c_str());
+}
+extern "C" void pmpi_info_get_(F* info, const char* key, F* valuelen, char* value, F* flag, F* ierr, std::size_t klen,
+                               std::size_t vlen) {
+  std::string v(MPI_MAX_INFO_VAL + 1, '\0');
+  const int max = std::max(0, std::min({*valuelen, static_cast<int>(vlen), MPI_MAX_INFO_VAL}));
+  *ierr = PMPI_Info_get(*info, from_fortran(key, klen).c_str(), max, v.data(), flag);
+  if (*ierr == MPI_SUCCESS && *flag) to_fortran(v.c_str(), value, vlen);
+}
+extern "C" void pmpi_info_get_valuelen_(F* info, const char* key, F* valuelen, F* flag, F* ierr, std::size_t klen) {
+  *ierr = PMPI_Info_get_valuelen(*info, from_fortran(key, klen).c_str(), valuelen, flag);
+}
+extern "C" void pmpi_info_get_nthkey_(F* info, F* n, char* key, F* ierr, std::size_t klen) {
+  char k[MPI_MAX_INFO_KEY + 1] = {};
+  *ierr = PMPI_Info_get_nthkey(*info, *n, k);
+  if (*ierr == MPI_SUCCESS) to_fortran(k, key, klen);
+}
+extern "C" void pmpi_info_delete_(F* info, const char* key, F* ierr, std::size_t klen) {
+  *ierr = PMPI_Info_delete(*info, from_fortran(key, klen).c_str());
+}
+extern "C" decltype(pmpi_info_set_) mpi_info_set_ __attribute__((weak, alias("pmpi_info_set_")));
+extern "C" decltype(pmpi_info_get_) mpi_info_get_ __attribute__((weak, alias("pmpi_info_get_")));
+extern "C" decltype(pmpi_info_get_valuelen_) mpi_info_get_valuelen_ __attribute__((weak, alias("pmpi_info_get_valuelen_")));
+extern "C" decltype(pmpi_info_get_nthkey_) mpi_info_get_nthkey_ __attribute__((weak, alias("pmpi_info_get_nthkey_")));
+extern "C" decltype(pmpi_info_delete_) mpi_info_delete_ __attribute__((weak, alias("pmpi_info_delete_")));
+AUGUR_F(comm_set_info, (F * comm, F* info, F* ierr), PMPI_Comm_set_info(*comm, *info))
+AUGUR_F(comm_get_info, (F * comm, F* info, F* ierr), PMPI_Comm_get_info(*comm, info))
+AUGUR_F(comm_dup_with_info, (F * comm, F* info, F* newcomm, F* ierr), PMPI_Comm_dup_with_info(*comm, *info, newcomm))
+
+extern "C" void pmpi_type_set_name_(F* type, const char* name, F* ierr, std::size_t len) {
+  *ierr = PMPI_Type_set_name(*type, from_fortran(name, len).c_str());
+}
+extern "C" void pmpi_type_get_name_(F* type, char* name, F* resultlen, F* ierr, std::size_t len) {
+  char tmp[MPI_MAX_OBJECT_NAME] = {};
+  int n = 0;
+  *ierr = PMPI_Type_get_name(*type, tmp, &n);
+  to_fortran(tmp, name, len);
+  *resultlen = std::min(n, static_cast<int>(len));
+}
+extern "C" decltype(pmpi_type_set_name_) mpi_type_set_name_ __attribute__((weak, alias("pmpi_type_set_name_")));
+extern "C" decltype(pmpi_type_get_name_) mpi_type_get_name_ __attribute__((weak, alias("pmpi_type_get_name_")));
+
+AUGUR_F(add_error_class, (F * cls, F* ierr), PMPI_Add_error_class(cls))
+AUGUR_F(add_error_code, (F * cls, F* code, F* ierr), PMPI_Add_error_code(*cls, code))
+extern "C" void pmpi_add_error_string_(F* code, const char* text, F* ierr, std::size_t len) {
+  *ierr = PMPI_Add_error_string(*code, from_fortran(text, len).c_str());
+}
+extern "C" decltype(pmpi_add_error_string_) mpi_add_error_string_ __attribute__((weak, alias("pmpi_add_error_string_")));
+// flag is LOGICAL (a 4-byte integer, nonzero for .true.).
+AUGUR_F(status_set_cancelled, (F * s, F* flag, F* ierr), PMPI_Status_set_cancelled(st(s), *flag))
+
+// Topologies and neighbourhood collectives (reorder is LOGICAL).
+AUGUR_F(comm_split_type, (F * comm, F* type, F* key, F* info, F* newcomm, F* ierr),
+        PMPI_Comm_split_type(*comm, *type, *key, *info, newcomm))
+AUGUR_F(graph_create, (F * comm, F* nnodes, F* index, F* edges, F* reorder, F* newcomm, F* ierr),
+        PMPI_Graph_create(*comm, *nnodes, index, edges, *reorder, newcomm))
+AUGUR_F(graphdims_get, (F * comm, F* nnodes, F* nedges, F* ierr), PMPI_Graphdims_get(*comm, nnodes, nedges))
+AUGUR_F(graph_neighbors_count, (F * comm, F* rank, F* n, F* ierr), PMPI_Graph_neighbors_count(*comm, *rank, n))
+AUGUR_F(graph_neighbors, (F * comm, F* rank, F* max, F* nbrs, F* ierr), PMPI_Graph_neighbors(*comm, *rank, *max, nbrs))
+AUGUR_F(dist_graph_neighbors_count, (F * comm, F* indeg, F* outdeg, F* weighted, F* ierr),
+        PMPI_Dist_graph_neighbors_count(*comm, indeg, outdeg, weighted))
+AUGUR_F(neighbor_allgather, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* ierr),
+        PMPI_Neighbor_allgather(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm))
+AUGUR_F(neighbor_allgatherv, (void* sb, F* sn, F* st_, void* rb, F* rn, F* d, F* rt, F* comm, F* ierr),
+        PMPI_Neighbor_allgatherv(cbuf(sb), *sn, *st_, buf(rb), rn, d, *rt, *comm))
+AUGUR_F(neighbor_alltoall, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* ierr),
+        PMPI_Neighbor_alltoall(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm))
+AUGUR_F(neighbor_alltoallv, (void* sb, F* sn, F* sd, F* st_, void* rb, F* rn, F* rd, F* rt, F* comm, F* ierr),
+        PMPI_Neighbor_alltoallv(cbuf(sb), sn, sd, *st_, buf(rb), rn, rd, *rt, *comm))
+AUGUR_F(ineighbor_allgather, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Ineighbor_allgather(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm, req))
+AUGUR_F(ineighbor_alltoall, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Ineighbor_alltoall(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm, req))

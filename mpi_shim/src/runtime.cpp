@@ -256,13 +256,18 @@ Err progress_once() {
     }
   }
   // Nonblocking collectives: each moves on to its next transfers as soon as these complete.
-  for (std::size_t i = 0; i < s.colls.size();) {
-    if (s.colls[i]->step()) {
-      s.colls[i] = std::move(s.colls.back());
-      s.colls.pop_back();
-    } else {
-      ++i;
+  // Not reentered (a user reduction that calls MPI would otherwise edit the list under us).
+  if (!s.stepping_colls) {
+    s.stepping_colls = true;
+    for (std::size_t i = 0; i < s.colls.size();) {
+      if (s.colls[i]->step()) {
+        s.colls[i] = std::move(s.colls.back());
+        s.colls.pop_back();
+      } else {
+        ++i;
+      }
     }
+    s.stepping_colls = false;
   }
   return ok();
 }

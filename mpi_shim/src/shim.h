@@ -216,6 +216,7 @@ struct State {
   std::vector<UserError> user_errors;  // codes MPI_ERR_LASTCODE + 1 + index (MPI_Add_error_*)
   std::vector<ReqPtr> background;  // freed active requests, buffered sends
   std::vector<std::shared_ptr<CollOp>> colls;  // nonblocking collectives not yet finished
+  bool stepping_colls = false;                   // progress_once is stepping them
   std::uint32_t next_comm_id = 2;  // 0: WORLD, 1: SELF
   void* bsend_buf = nullptr;
   int bsend_size = 0;

@@ -27,6 +27,9 @@ program fortran_conformance
   integer(kind=1) :: bbuf(1024), pbuf(256), rpbuf(256)
   integer(kind=MPI_ADDRESS_KIND) :: lb, extent, stride, adispls(2), asize, baseptr
   logical :: flag, ok, remain(2), periods2(2)
+  integer :: info, info2, nkeys, vlen, gidx(2), gedges(2), gcomm, nbrs(2), node, nsize, ecls, ecode, slen
+  character(len=64) :: key, val, tname
+  character(len=MPI_MAX_ERROR_STRING) :: etext
   type(rec_t) :: recs_out(2), recs_in(2)
   type(c_ptr) :: cp
   double precision, pointer :: mem(:)
@@ -423,6 +426,52 @@ program fortran_conformance
   call check(mem(1) == dble(left * 10000 + 1) .and. mem(1000) == dble(left * 10000 + 1000), 'alloc_mem buffer')
   call MPI_Free_mem(mem, ierr)
   call check(ierr == MPI_SUCCESS, 'free_mem')
+
+  ! Info objects, datatype names, user error strings, a graph and its neighbourhood collective.
+  call MPI_Info_create(info, ierr)
+  call MPI_Info_set(info, 'augur_key', '  a value  ', ierr)
+  call MPI_Info_get_nkeys(info, nkeys, ierr)
+  call MPI_Info_get_nthkey(info, 0, key, ierr)
+  call MPI_Info_get(info, 'augur_key', 64, val, flag, ierr)
+  call MPI_Info_get_valuelen(info, 'augur_key', vlen, ok, ierr)
+  call check(nkeys == 1 .and. key == 'augur_key' .and. flag .and. val == 'a value' .and. ok .and. vlen == 7, 'info')
+  call MPI_Info_dup(info, info2, ierr)
+  call MPI_Info_delete(info, 'augur_key', ierr)
+  call MPI_Info_get(info, 'augur_key', 64, val, flag, ierr)
+  call MPI_Info_get_nkeys(info2, nkeys, ierr)
+  call check(.not. flag .and. nkeys == 1, 'info delete and dup')
+  call MPI_Info_free(info, ierr)
+  call MPI_Info_free(info2, ierr)
+  call check(info == MPI_INFO_NULL, 'info free')
+  call MPI_Type_contiguous(2, MPI_INTEGER, newtype, ierr)
+  call MPI_Type_set_name(newtype, 'pair of ints', ierr)
+  call MPI_Type_get_name(newtype, tname, slen, ierr)
+  call check(tname == 'pair of ints' .and. slen == 12, 'type names')
+  call MPI_Type_free(newtype, ierr)
+  call MPI_Add_error_class(ecls, ierr)
+  call MPI_Add_error_code(ecls, ecode, ierr)
+  call MPI_Add_error_string(ecode, 'a fortran error', ierr)
+  call MPI_Error_string(ecode, etext, slen, ierr)
+  call check(ecls > MPI_ERR_LASTCODE .and. etext == 'a fortran error' .and. slen == 15, 'user error string')
+  call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, node, ierr)
+  call MPI_Comm_size(node, nsize, ierr)
+  call check(ierr == MPI_SUCCESS .and. nsize >= 1 .and. nsize <= nprocs, 'comm_split_type')
+  call MPI_Comm_free(node, ierr)
+  if (nprocs >= 2) then
+    ! Two nodes, each the other's neighbour: the smallest graph on any job.
+    gidx = (/ 1, 2 /)
+    gedges = (/ 1, 0 /)
+    call MPI_Graph_create(MPI_COMM_WORLD, 2, gidx, gedges, .false., gcomm, ierr)
+    if (rank < 2) then
+      call MPI_Graph_neighbors(gcomm, rank, 2, nbrs, ierr)
+      jbuf(1) = -1
+      call MPI_Neighbor_allgather(rank + 40, 1, MPI_INTEGER, jbuf, 1, MPI_INTEGER, gcomm, ierr)
+      call check(nbrs(1) == 1 - rank .and. jbuf(1) == 41 - rank, 'graph neighbour_allgather')
+      call MPI_Comm_free(gcomm, ierr)
+    else
+      call check(gcomm == MPI_COMM_NULL, 'graph_create leaves the others out')
+    end if
+  end if
 
   call check(MPI_Wtime() >= t0, 'wtime')
 
