@@ -980,8 +980,9 @@ Err neighbor_alltoallw_common(const void* sendbuf, const int sendcounts[], const
   return neighbor_launch(comm, {CollKind::kNeighborAlltoallw}, request, std::move(sends), std::move(recvs), std::move(nb));
 }
 
-Err reduce_scatter_common(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
-                          MPI_Comm comm, MPI_Request* request, const CollSig& sig) {
+// `sig`: what AUGUR_CHECK_COLLECTIVES compares (Reduce_scatter_block also compares the bytes).
+Err reduce_scatter_run(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                       MPI_Comm comm, MPI_Request* request, const CollSig& sig) {
   AUGUR_ERR_RETURN(check_coll(comm));
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(check_type(datatype));
@@ -1009,12 +1010,19 @@ Err reduce_scatter_block_common(const void* sendbuf, void* recvbuf, int recvcoun
   AUGUR_ERR_RETURN(check_count(recvcount));
   AUGUR_ERR_RETURN(check_type(datatype));
   const std::vector<int> counts(static_cast<std::size_t>(comm_of(comm)->size), recvcount);
-  return reduce_scatter_common(sendbuf, recvbuf, counts.data(), datatype, op, comm, request,
-                               {CollKind::kReduceScatter, -1, op_sig(op), bytes_sig(recvcount, datatype)});
+  return reduce_scatter_run(sendbuf, recvbuf, counts.data(), datatype, op, comm, request,
+                            {CollKind::kReduceScatter, -1, op_sig(op), bytes_sig(recvcount, datatype)});
 }
 
+Err reduce_scatter_common(const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op,
+                          MPI_Comm comm, MPI_Request* request) {
+  return reduce_scatter_run(sendbuf, recvbuf, recvcounts, datatype, op, comm, request,
+                            {CollKind::kReduceScatter, -1, op_sig(op)});
+}
+
+template <bool exclusive>  // MPI_Exscan
 Err scan_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                MPI_Request* request, bool exclusive) {
+                MPI_Request* request) {
   AUGUR_ERR_RETURN(check_coll(comm));
   AUGUR_ERR_RETURN(check_data(sendbuf, count, datatype));
   AUGUR_ERR_RETURN(check_data(recvbuf, count, datatype));
@@ -1026,250 +1034,107 @@ Err scan_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype data
 
 }  // namespace
 
-AUGUR_MPI_FN(int, Barrier, (MPI_Comm comm), (comm)) { return blocking(comm, "MPI_Barrier", barrier_common(comm, nullptr)); }
-AUGUR_MPI_FN(int, Ibarrier, (MPI_Comm comm, MPI_Request* request), (comm, request)) {
-  return nonblocking(comm, "MPI_Ibarrier", request, [&] { return barrier_common(comm, request); });
-}
+// Defines MPI_<Name> and its nonblocking twin MPI_<IName>: both run `common` with the call's
+// arguments and a request (null for the blocking call, which runs the collective to the end).
+#define AUGUR_UNPAREN(...) __VA_ARGS__
+#define AUGUR_WITH_REQUEST(...) (__VA_ARGS__, MPI_Request* request)
+#define AUGUR_WITH_REQUEST_ARG(...) (__VA_ARGS__, request)
+#define AUGUR_MPI_COLLECTIVE(Name, IName, params, args, common)                                       \
+  AUGUR_MPI_FN(int, Name, params, args) {                                                            \
+    return blocking(comm, "MPI_" #Name, common(AUGUR_UNPAREN args, nullptr));                        \
+  }                                                                                                  \
+  AUGUR_MPI_FN(int, IName, AUGUR_WITH_REQUEST params, AUGUR_WITH_REQUEST_ARG args) {                 \
+    return nonblocking(comm, "MPI_" #IName, request, [&] { return common(AUGUR_UNPAREN args, request); }); \
+  }
 
-AUGUR_MPI_FN(int, Bcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
-             (buffer, count, datatype, root, comm)) {
-  return blocking(comm, "MPI_Bcast", bcast_common(buffer, count, datatype, root, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Ibcast, (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request),
-             (buffer, count, datatype, root, comm, request)) {
-  return nonblocking(comm, "MPI_Ibcast", request, [&] { return bcast_common(buffer, count, datatype, root, comm, request); });
-}
-
-AUGUR_MPI_FN(int, Reduce,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm),
-             (sendbuf, recvbuf, count, datatype, op, root, comm)) {
-  return blocking(comm, "MPI_Reduce", reduce_common(sendbuf, recvbuf, count, datatype, op, root, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Ireduce,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
-              MPI_Request* request),
-             (sendbuf, recvbuf, count, datatype, op, root, comm, request)) {
-  return nonblocking(comm, "MPI_Ireduce", request,
-                     [&] { return reduce_common(sendbuf, recvbuf, count, datatype, op, root, comm, request); });
-}
-
-AUGUR_MPI_FN(int, Allreduce,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
-             (sendbuf, recvbuf, count, datatype, op, comm)) {
-  return blocking(comm, "MPI_Allreduce", allreduce_common(sendbuf, recvbuf, count, datatype, op, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Iallreduce,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request),
-             (sendbuf, recvbuf, count, datatype, op, comm, request)) {
-  return nonblocking(comm, "MPI_Iallreduce", request,
-                     [&] { return allreduce_common(sendbuf, recvbuf, count, datatype, op, comm, request); });
-}
-
-AUGUR_MPI_FN(int, Gatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm)) {
-  return blocking(comm, "MPI_Gatherv",
-                  gatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Igatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request)) {
-  return nonblocking(comm, "MPI_Igatherv", request, [&] {
-    return gatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Gather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
-  return blocking(comm, "MPI_Gather",
-                  gather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Igather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)) {
-  return nonblocking(comm, "MPI_Igather", request, [&] {
-    return gather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Scatterv,
-             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
-             (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
-  return blocking(comm, "MPI_Scatterv",
-                  scatterv_common(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Iscatterv,
-             (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf,
-              int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request)) {
-  return nonblocking(comm, "MPI_Iscatterv", request, [&] {
-    return scatterv_common(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Scatter,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm)) {
-  return blocking(comm, "MPI_Scatter",
-                  scatter_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Iscatter,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request)) {
-  return nonblocking(comm, "MPI_Iscatter", request, [&] {
-    return scatter_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Allgather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
-  return blocking(comm, "MPI_Allgather",
-                  allgather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Iallgather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)) {
-  return nonblocking(comm, "MPI_Iallgather", request, [&] {
-    return allgather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Allgatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)) {
-  return blocking(comm, "MPI_Allgatherv",
-                  allgatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Iallgatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)) {
-  return nonblocking(comm, "MPI_Iallgatherv", request, [&] {
-    return allgatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Alltoall,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
-  return blocking(comm, "MPI_Alltoall",
-                  alltoall_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Ialltoall,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)) {
-  return nonblocking(comm, "MPI_Ialltoall", request, [&] {
-    return alltoall_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Alltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)) {
-  return blocking(comm, "MPI_Alltoallv",
-                  alltoallv_common(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                                   nullptr));
-}
-AUGUR_MPI_FN(int, Ialltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)) {
-  return nonblocking(comm, "MPI_Ialltoallv", request, [&] {
-    return alltoallv_common(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Alltoallw,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
-             (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)) {
-  return blocking(comm, "MPI_Alltoallw",
-                  alltoallw_common(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                                   nullptr));
-}
-AUGUR_MPI_FN(int, Ialltoallw,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[],
-              void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-              MPI_Request* request),
-             (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)) {
-  return nonblocking(comm, "MPI_Ialltoallw", request, [&] {
-    return alltoallw_common(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm,
-                            request);
-  });
-}
-
-AUGUR_MPI_FN(int, Reduce_scatter,
-             (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
-             (sendbuf, recvbuf, recvcounts, datatype, op, comm)) {
-  return blocking(comm, "MPI_Reduce_scatter",
-                  reduce_scatter_common(sendbuf, recvbuf, recvcounts, datatype, op, comm, nullptr,
-                                        {CollKind::kReduceScatter, -1, op_sig(op)}));
-}
-AUGUR_MPI_FN(int, Ireduce_scatter,
-             (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request),
-             (sendbuf, recvbuf, recvcounts, datatype, op, comm, request)) {
-  return nonblocking(comm, "MPI_Ireduce_scatter", request, [&] {
-    return reduce_scatter_common(sendbuf, recvbuf, recvcounts, datatype, op, comm, request,
-                                 {CollKind::kReduceScatter, -1, op_sig(op)});
-  });
-}
-
-AUGUR_MPI_FN(int, Reduce_scatter_block,
-             (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
-             (sendbuf, recvbuf, recvcount, datatype, op, comm)) {
-  return blocking(comm, "MPI_Reduce_scatter_block",
-                  reduce_scatter_block_common(sendbuf, recvbuf, recvcount, datatype, op, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Ireduce_scatter_block,
-             (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request),
-             (sendbuf, recvbuf, recvcount, datatype, op, comm, request)) {
-  return nonblocking(comm, "MPI_Ireduce_scatter_block", request,
-                     [&] { return reduce_scatter_block_common(sendbuf, recvbuf, recvcount, datatype, op, comm, request); });
-}
-
-AUGUR_MPI_FN(int, Scan,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
-             (sendbuf, recvbuf, count, datatype, op, comm)) {
-  return blocking(comm, "MPI_Scan", scan_common(sendbuf, recvbuf, count, datatype, op, comm, nullptr, false));
-}
-AUGUR_MPI_FN(int, Iscan,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request),
-             (sendbuf, recvbuf, count, datatype, op, comm, request)) {
-  return nonblocking(comm, "MPI_Iscan", request,
-                     [&] { return scan_common(sendbuf, recvbuf, count, datatype, op, comm, request, false); });
-}
-
-AUGUR_MPI_FN(int, Exscan,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
-             (sendbuf, recvbuf, count, datatype, op, comm)) {
-  return blocking(comm, "MPI_Exscan", scan_common(sendbuf, recvbuf, count, datatype, op, comm, nullptr, true));
-}
-AUGUR_MPI_FN(int, Iexscan,
-             (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-              MPI_Request* request),
-             (sendbuf, recvbuf, count, datatype, op, comm, request)) {
-  return nonblocking(comm, "MPI_Iexscan", request,
-                     [&] { return scan_common(sendbuf, recvbuf, count, datatype, op, comm, request, true); });
-}
+AUGUR_MPI_COLLECTIVE(Barrier, Ibarrier,
+                     (MPI_Comm comm),
+                     (comm),
+                     barrier_common)
+AUGUR_MPI_COLLECTIVE(Bcast, Ibcast,
+                     (void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm),
+                     (buffer, count, datatype, root, comm),
+                     bcast_common)
+AUGUR_MPI_COLLECTIVE(Reduce, Ireduce,
+                     (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm),
+                     (sendbuf, recvbuf, count, datatype, op, root, comm),
+                     reduce_common)
+AUGUR_MPI_COLLECTIVE(Allreduce, Iallreduce,
+                     (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                     (sendbuf, recvbuf, count, datatype, op, comm),
+                     allreduce_common)
+AUGUR_MPI_COLLECTIVE(Gatherv, Igatherv,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm),
+                     gatherv_common)
+AUGUR_MPI_COLLECTIVE(Gather, Igather,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
+                     gather_common)
+AUGUR_MPI_COLLECTIVE(Scatterv, Iscatterv,
+                     (const void* sendbuf, const int sendcounts[], const int displs[], MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                     (sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm),
+                     scatterv_common)
+AUGUR_MPI_COLLECTIVE(Scatter, Iscatter,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm),
+                     scatter_common)
+AUGUR_MPI_COLLECTIVE(Allgather, Iallgather,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+                     allgather_common)
+AUGUR_MPI_COLLECTIVE(Allgatherv, Iallgatherv,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm),
+                     allgatherv_common)
+AUGUR_MPI_COLLECTIVE(Alltoall, Ialltoall,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+                     alltoall_common)
+AUGUR_MPI_COLLECTIVE(Alltoallv, Ialltoallv,
+                     (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                     (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm),
+                     alltoallv_common)
+AUGUR_MPI_COLLECTIVE(Alltoallw, Ialltoallw,
+                     (const void* sendbuf, const int sendcounts[], const int sdispls[], const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+                     (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm),
+                     alltoallw_common)
+AUGUR_MPI_COLLECTIVE(Reduce_scatter, Ireduce_scatter,
+                     (const void* sendbuf, void* recvbuf, const int recvcounts[], MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                     (sendbuf, recvbuf, recvcounts, datatype, op, comm),
+                     reduce_scatter_common)
+AUGUR_MPI_COLLECTIVE(Reduce_scatter_block, Ireduce_scatter_block,
+                     (const void* sendbuf, void* recvbuf, int recvcount, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                     (sendbuf, recvbuf, recvcount, datatype, op, comm),
+                     reduce_scatter_block_common)
+AUGUR_MPI_COLLECTIVE(Scan, Iscan,
+                     (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                     (sendbuf, recvbuf, count, datatype, op, comm),
+                     scan_common<false>)
+AUGUR_MPI_COLLECTIVE(Exscan, Iexscan,
+                     (const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm),
+                     (sendbuf, recvbuf, count, datatype, op, comm),
+                     scan_common<true>)
+AUGUR_MPI_COLLECTIVE(Neighbor_allgather, Ineighbor_allgather,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+                     neighbor_allgather_common)
+AUGUR_MPI_COLLECTIVE(Neighbor_allgatherv, Ineighbor_allgatherv,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm),
+                     neighbor_allgatherv_common)
+AUGUR_MPI_COLLECTIVE(Neighbor_alltoall, Ineighbor_alltoall,
+                     (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm),
+                     (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm),
+                     neighbor_alltoall_common)
+AUGUR_MPI_COLLECTIVE(Neighbor_alltoallv, Ineighbor_alltoallv,
+                     (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf, const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
+                     (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm),
+                     neighbor_alltoallv_common)
+AUGUR_MPI_COLLECTIVE(Neighbor_alltoallw, Ineighbor_alltoallw,
+                     (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm),
+                     (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm),
+                     neighbor_alltoallw_common)
 
 AUGUR_MPI_FN(int, Op_create, (MPI_User_function * user_fn, int commute, MPI_Op* op), (user_fn, commute, op)) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Op_create", check_running());
@@ -1311,89 +1176,3 @@ AUGUR_MPI_FN(int, Reduce_local,
   return MPI_SUCCESS;
 }
 
-AUGUR_MPI_FN(int, Neighbor_allgather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
-  return blocking(comm, "MPI_Neighbor_allgather",
-                  neighbor_allgather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Ineighbor_allgather,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)) {
-  return nonblocking(comm, "MPI_Ineighbor_allgather", request, [&] {
-    return neighbor_allgather_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Neighbor_allgatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm)) {
-  return blocking(comm, "MPI_Neighbor_allgatherv",
-                  neighbor_allgatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm,
-                                             nullptr));
-}
-AUGUR_MPI_FN(int, Ineighbor_allgatherv,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
-              const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request)) {
-  return nonblocking(comm, "MPI_Ineighbor_allgatherv", request, [&] {
-    return neighbor_allgatherv_common(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Neighbor_alltoall,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm)) {
-  return blocking(comm, "MPI_Neighbor_alltoall",
-                  neighbor_alltoall_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Ineighbor_alltoall,
-             (const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
-              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request)) {
-  return nonblocking(comm, "MPI_Ineighbor_alltoall", request, [&] {
-    return neighbor_alltoall_common(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request);
-  });
-}
-
-AUGUR_MPI_FN(int, Neighbor_alltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm),
-             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm)) {
-  return blocking(comm, "MPI_Neighbor_alltoallv",
-                  neighbor_alltoallv_common(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype,
-                                            comm, nullptr));
-}
-AUGUR_MPI_FN(int, Ineighbor_alltoallv,
-             (const void* sendbuf, const int sendcounts[], const int sdispls[], MPI_Datatype sendtype, void* recvbuf,
-              const int recvcounts[], const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request)) {
-  return nonblocking(comm, "MPI_Ineighbor_alltoallv", request, [&] {
-    return neighbor_alltoallv_common(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm,
-                                     request);
-  });
-}
-
-AUGUR_MPI_FN(int, Neighbor_alltoallw,
-             (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-              void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-              MPI_Comm comm),
-             (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm)) {
-  return blocking(comm, "MPI_Neighbor_alltoallw",
-                  neighbor_alltoallw_common(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                                            recvtypes, comm, nullptr));
-}
-AUGUR_MPI_FN(int, Ineighbor_alltoallw,
-             (const void* sendbuf, const int sendcounts[], const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-              void* recvbuf, const int recvcounts[], const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-              MPI_Comm comm, MPI_Request* request),
-             (sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request)) {
-  return nonblocking(comm, "MPI_Ineighbor_alltoallw", request, [&] {
-    return neighbor_alltoallw_common(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes,
-                                     comm, request);
-  });
-}
