@@ -1,8 +1,11 @@
-/* Times small and large collectives (microseconds per call, rank 0 prints, max over ranks).
- * Used by coll_check.sh to measure what AUGUR_CHECK_COLLECTIVES costs. Usage: coll_time ITERS */
+/* Times small and large collectives (microseconds per call, rank 0 prints, max over ranks), and
+ * with "nb" also MPI_Ibarrier and an 8-byte MPI_Iallreduce each followed by MPI_Wait. Used by
+ * coll_check.sh (what AUGUR_CHECK_COLLECTIVES costs) and coll_ab.sh (one library against
+ * another). Usage: coll_time ITERS [nb] */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static double timed(int which, int iters, int* small, int* big, int* out, int nbig) {
   MPI_Barrier(MPI_COMM_WORLD);
@@ -12,7 +15,19 @@ static double timed(int which, int iters, int* small, int* big, int* out, int nb
       case 0: MPI_Barrier(MPI_COMM_WORLD); break;
       case 1: MPI_Bcast(small, 2, MPI_INT, 0, MPI_COMM_WORLD); break;
       case 2: MPI_Allreduce(small, out, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
-      default: MPI_Allreduce(big, out, nbig, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+      case 3: MPI_Allreduce(big, out, nbig, MPI_INT, MPI_SUM, MPI_COMM_WORLD); break;
+      case 4: {
+        MPI_Request r;
+        MPI_Ibarrier(MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        break;
+      }
+      default: {
+        MPI_Request r;
+        MPI_Iallreduce(small, out, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        break;
+      }
     }
   }
   double t = (MPI_Wtime() - t0) / iters * 1e6, worst = 0;
@@ -27,12 +42,17 @@ int main(int argc, char** argv) {
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   int* big = calloc(nbig, sizeof(int));
   int* out = calloc(nbig, sizeof(int));
-  double t[4];
-  for (int w = 0; w < 4; ++w) {
+  const int kinds = argc > 2 && strcmp(argv[2], "nb") == 0 ? 6 : 4;
+  double t[6];
+  for (int w = 0; w < kinds; ++w) {
     (void)timed(w, iters / 10 + 1, small, big, out, nbig); /* warm-up */
     t[w] = timed(w, w == 3 ? iters / 10 + 1 : iters, small, big, out, nbig);
   }
-  if (rank == 0) printf("barrier %.2f bcast8 %.2f allreduce8 %.2f allreduce64k %.2f\n", t[0], t[1], t[2], t[3]);
+  if (rank == 0) {
+    printf("barrier %.2f bcast8 %.2f allreduce8 %.2f allreduce64k %.2f", t[0], t[1], t[2], t[3]);
+    if (kinds == 6) printf(" ibarrier %.2f iallreduce8 %.2f", t[4], t[5]);
+    printf("\n");
+  }
   free(big);
   free(out);
   MPI_Finalize();
