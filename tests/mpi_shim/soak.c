@@ -10,7 +10,7 @@
  *   - a receive that nothing matches, cancelled (credited when it can be: a named source, a
  *     tag, a size in the steerable range);
  *   - Allreduce (checked against the sum every rank can compute), Bcast from a random root,
- *     Alltoall, Barrier;
+ *     Alltoall, Barrier; on odd iterations the first three by their nonblocking twins;
  *   - one buffer malloc'd and freed per iteration, so the registration cache sees new memory.
  * Every payload byte is a function of (iteration, stream, source, destination, offset). Rank 0
  * decides when to stop and when to report, and broadcasts it. Progress lines every --report
@@ -274,7 +274,13 @@ static void iteration(long it, long max_bytes, long eager, MPI_Comm halo, MPI_Co
     long* in = (long*)sbuf;
     long* out = (long*)rbuf;
     for (int i = 0; i < count; ++i) in[i] = (long)(mix((uint64_t)it ^ ((uint64_t)g_rank << 40) ^ (uint64_t)i) & 0xffffff);
-    MPI_OK(MPI_Allreduce(in, out, count, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    MPI_Request nbc = MPI_REQUEST_NULL;  /* odd iterations: the nonblocking twins, started then waited */
+    if (it & 1) {
+      MPI_OK(MPI_Iallreduce(in, out, count, MPI_LONG, MPI_SUM, MPI_COMM_WORLD, &nbc));
+      MPI_OK(MPI_Wait(&nbc, MPI_STATUS_IGNORE));
+    } else {
+      MPI_OK(MPI_Allreduce(in, out, count, MPI_LONG, MPI_SUM, MPI_COMM_WORLD));
+    }
     for (int i = 0; i < count; ++i) {
       long want = 0;
       for (int q = 0; q < g_size; ++q) want += (long)(mix((uint64_t)it ^ ((uint64_t)q << 40) ^ (uint64_t)i) & 0xffffff);
@@ -287,12 +293,22 @@ static void iteration(long it, long max_bytes, long eager, MPI_Comm halo, MPI_Co
     long n = size_draw(&rng, eager, max_bytes);
     if (g_rank == root) fill(sbuf, (size_t)n, key(it, 5, root, 0));
     else memset(sbuf, 0, (size_t)n);
-    MPI_OK(MPI_Bcast(sbuf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD));
+    if (it & 1) {
+      MPI_OK(MPI_Ibcast(sbuf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD, &nbc));
+      MPI_OK(MPI_Wait(&nbc, MPI_STATUS_IGNORE));
+    } else {
+      MPI_OK(MPI_Bcast(sbuf, (int)n, MPI_BYTE, root, MPI_COMM_WORLD));
+    }
     long bad = verify(sbuf, (size_t)n, key(it, 5, root, 0));
     if (bad >= 0) FAIL("iteration %ld: bcast of %ld bytes from %d: byte %ld differs", it, n, root, bad);
     long per = size_draw(&rng, eager, max_bytes / g_size);
     for (int q = 0; q < g_size; ++q) fill(sbuf + (size_t)q * per, (size_t)per, key(it, 6, g_rank, q));
-    MPI_OK(MPI_Alltoall(sbuf, (int)per, MPI_BYTE, rbuf, (int)per, MPI_BYTE, MPI_COMM_WORLD));
+    if (it & 1) {
+      MPI_OK(MPI_Ialltoall(sbuf, (int)per, MPI_BYTE, rbuf, (int)per, MPI_BYTE, MPI_COMM_WORLD, &nbc));
+      MPI_OK(MPI_Wait(&nbc, MPI_STATUS_IGNORE));
+    } else {
+      MPI_OK(MPI_Alltoall(sbuf, (int)per, MPI_BYTE, rbuf, (int)per, MPI_BYTE, MPI_COMM_WORLD));
+    }
     for (int q = 0; q < g_size; ++q) {
       if ((bad = verify(rbuf + (size_t)q * per, (size_t)per, key(it, 6, q, g_rank))) >= 0) {
         FAIL("iteration %ld: alltoall block of %ld bytes from %d: byte %ld differs", it, per, q, bad);
