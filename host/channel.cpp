@@ -56,7 +56,7 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
                                                             cfg.credit_slots * sizeof(proto::CreditEntry), nic::kRemoteWrite));
   ch->table_mr_ = std::make_unique<nic::MemoryRegion>(std::move(tmr));
   nic::QpCaps caps;
-  caps.max_send_wr = 2 * cfg.slots + 8 + Channel::kMaxReads;  // data sends, credit writes, reads
+  caps.max_send_wr = 2 * cfg.slots + 8 + Channel::kMaxReads + Channel::kMaxRma;  // data sends, credit writes, reads, RMA
   caps.max_recv_wr = cfg.slots;
   // Credit words and entries go inline (their source may change right after posting); small
   // messages too, which saves the device a DMA read.
@@ -335,6 +335,11 @@ Status Channel::post_read(std::uint32_t cookie, std::span<const nic::Sge> local,
   }
   return qp_->post_send({.wr_id = wr(kReadKind, cookie), .op = nic::SendOp::kRdmaRead, .sges = local,
                          .remote_addr = remote_addr, .rkey = rkey});
+}
+
+Status Channel::post_rma(std::uint32_t cookie, nic::SendRequest w) {
+  w.wr_id = wr(kRmaKind, cookie);
+  return qp_->post_send(w);
 }
 
 Result<bool> Channel::try_send_raw_for_test(std::span<const std::byte> bytes) {

@@ -93,11 +93,12 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->ctx_ = std::make_unique<nic::Context>(std::move(ctx));
   AUGUR_ASSIGN_OR_RETURN(nic::ProtectionDomain pd, nic::ProtectionDomain::create(*e->ctx_));
   e->pd_ = std::make_unique<nic::ProtectionDomain>(std::move(pd));
-  const int per_peer = static_cast<int>(3 * cfg.slots + Channel::kMaxReads + 8);
+  const int per_peer = static_cast<int>(3 * cfg.slots + Channel::kMaxReads + Channel::kMaxRma + 8);
   AUGUR_ASSIGN_OR_RETURN(nic::CompletionChannel events, nic::CompletionChannel::create(*e->ctx_));
   e->events_ = std::make_unique<nic::CompletionChannel>(std::move(events));
   AUGUR_ASSIGN_OR_RETURN(nic::CompletionQueue cq,
-                         nic::CompletionQueue::create(*e->ctx_, std::max(1, e->size_ - 1) * per_peer, e->events_.get()));
+                         nic::CompletionQueue::create(*e->ctx_, std::max(1, e->size_ - 1) * per_peer + static_cast<int>(Channel::kMaxRma),
+                                                                 e->events_.get()));
   e->cq_ = std::make_unique<nic::CompletionQueue>(std::move(cq));
   AUGUR_ASSIGN_OR_RETURN(nic::RegCacheLimits lim, nic::reg_cache_limits_from_settings());
   e->send_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kRemoteRead), lim);
@@ -135,6 +136,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->peers_.resize(static_cast<std::size_t>(e->size_));
   e->repost_peers_.reserve(static_cast<std::size_t>(e->size_));  // no allocation on the receive path
   e->dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(e->size_));
+  e->rma_pending_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(e->size_));
+  e->connect_opt_ = opt.connect;
   for (int p = 0; p < e->size_; ++p) {
     if (p == e->rank_) continue;
     const ChannelConfig cc{static_cast<std::uint32_t>(e->rank_), static_cast<std::uint32_t>(p), cfg.slots, eager_limit,
@@ -438,7 +441,8 @@ Status Engine::fail_peer(int peer, const Status& why) {
   })) {
   }
   for (auto& r : doomed) finish(*r, Path::kNone, why);
-  p.credits->reset();
+  fail_rmas(peer, why);
+  if (p.credits) p.credits->reset();
   return why;
 }
 
@@ -471,7 +475,9 @@ Status Engine::progress_once() {
     const int peer = pit->second;
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     Status st;
-    if ((c.wr_id >> 32) == Channel::kWriteKind) {
+    if ((c.wr_id >> 32) == Channel::kRmaKind) {
+      if (!p.dead) st = on_rma_done(peer, c);  // after a failure its operations were failed already
+    } else if ((c.wr_id >> 32) == Channel::kWriteKind) {
       if (!p.dead) st = on_write_done(peer, c);  // after a failure the writes were failed already
     } else if ((c.wr_id >> 32) == Channel::kReadKind) {
       auto& rd = reads_[c.wr_id & 0xffffffffu];
@@ -508,6 +514,9 @@ Status Engine::progress_once() {
   }
   for (int peer = 0; peer < size_; ++peer) {
     Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (!p.rma_queue.empty() && !p.dead) {
+      if (Status st = post_rmas(peer); !st.ok() && first_error.ok()) first_error = fail_peer(peer, unreachable(peer, st));
+    }
     if (!p.ch || p.dead) continue;
     Status st = push_sends(peer);
     // Credits ride on our messages; only a receiver that stays quiet writes them out.

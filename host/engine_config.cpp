@@ -51,6 +51,10 @@ std::string Engine::stats_line() const {
   kv("pages_remapped", c.pages_remapped);
   kv("landing_revoked", c.landing_revoked);
   kv("landing_sends", c.landing_sends);
+  kv("rma_puts", c.rma_puts);
+  kv("rma_gets", c.rma_gets);
+  kv("rma_atomics", c.rma_atomics);
+  kv("rma_bytes", c.rma_bytes);
   kv("eager_limit", cfg_.eager_limit);
   kv("oversubscribed", oversubscribed_job_ ? 1 : 0);
   char host[256] = {};

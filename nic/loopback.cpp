@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <deque>
@@ -208,8 +209,14 @@ WcOpcode send_opcode(SendOp op) {
     case SendOp::kRdmaWrite:
     case SendOp::kRdmaWriteWithImm: return WcOpcode::kRdmaWrite;
     case SendOp::kRdmaRead: return WcOpcode::kRdmaRead;
+    case SendOp::kFetchAdd:
+    case SendOp::kCompareSwap: return WcOpcode::kAtomic;
     default: return WcOpcode::kSend;
   }
+}
+
+bool reads_into_local(SendOp op) {
+  return op == SendOp::kRdmaRead || op == SendOp::kFetchAdd || op == SendOp::kCompareSwap;
 }
 
 // Executes the head of qp's send queue against the peer `r`.
@@ -221,7 +228,7 @@ Step execute(Device& d, Qp& qp, Qp& r) {
   std::vector<Seg> local;
   if (wr.inline_data) {
     if (!op.inline_bytes.empty()) local.push_back({op.inline_bytes.data(), op.inline_bytes.size()});
-  } else if (!local_segments(d, op.sges, wr.op == SendOp::kRdmaRead ? std::uint32_t{kLocalWrite} : 0u, &local)) {
+  } else if (!local_segments(d, op.sges, reads_into_local(wr.op) ? std::uint32_t{kLocalWrite} : 0u, &local)) {
     fail_head(qp, IBV_WC_LOC_PROT_ERR);
     return Step::kFailed;
   }
@@ -234,9 +241,28 @@ Step execute(Device& d, Qp& qp, Qp& r) {
       return Step::kFailed;
     }
   }
+  if (wr.op == SendOp::kFetchAdd || wr.op == SendOp::kCompareSwap) {
+    // One aligned 8-byte word, as verbs requires; atomic against the other side's CPU too.
+    if (len != 8 || local.size() != 1 || wr.remote_addr % 8 != 0 ||
+        !lookup(d, wr.rkey, wr.remote_addr, 8, kRemoteAtomic, &remote)) {
+      fail_head(qp, len != 8 || wr.remote_addr % 8 != 0 ? IBV_WC_REM_INV_REQ_ERR : IBV_WC_REM_ACCESS_ERR);
+      return Step::kFailed;
+    }
+    std::atomic_ref<std::uint64_t> word(*reinterpret_cast<std::uint64_t*>(remote.p));
+    std::uint64_t old = 0;
+    if (wr.op == SendOp::kFetchAdd) {
+      old = word.fetch_add(wr.compare_add);
+    } else {
+      old = wr.compare_add;
+      word.compare_exchange_strong(old, wr.swap);  // old: the value found either way
+    }
+    std::memcpy(local[0].p, &old, sizeof old);
+  }
   Completion rc;  // the receiver's completion, when one is due
   bool recv_done = false;
-  if (wr.op == SendOp::kRdmaRead) {
+  if (wr.op == SendOp::kFetchAdd || wr.op == SendOp::kCompareSwap) {
+    // done above
+  } else if (wr.op == SendOp::kRdmaRead) {
     copy_segments(local, {remote});
   } else if (wr.op != SendOp::kRdmaWrite && wr.op != SendOp::kRdmaWriteWithImm) {  // a SEND
     const Recv recv = std::move(r.rq.front());
@@ -274,7 +300,7 @@ Step execute(Device& d, Qp& qp, Qp& r) {
   }
   if (wr.signaled) {
     Completion sc = completion(qp, wr.wr_id, IBV_WC_SUCCESS, send_opcode(wr.op));
-    sc.byte_len = wr.op == SendOp::kRdmaRead ? static_cast<std::uint32_t>(len) : 0;
+    sc.byte_len = reads_into_local(wr.op) ? static_cast<std::uint32_t>(len) : 0;
     push(*qp.send_cq, sc);
   }
   qp.sq.pop_front();
@@ -303,6 +329,7 @@ Result<Mr*> register_memory(void* addr, std::size_t length, std::uint32_t access
   Device& d = dev();
   std::lock_guard lock(d.mu);
   auto* m = new Mr{d.next_key++, static_cast<std::byte*>(addr), length, access};
+  if ((access & kRemoteAtomic) != 0) m->access |= kLocalWrite;
   if ((access & kRemoteWrite) != 0) m->access |= kLocalWrite;  // as verbs requires
   d.mrs[m->key] = m;
   return m;

@@ -203,6 +203,7 @@ Result<MemoryRegion> MemoryRegion::register_memory(const ProtectionDomain& pd, v
   if (access & kLocalWrite) flags |= IBV_ACCESS_LOCAL_WRITE;
   if (access & kRemoteWrite) flags |= IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_LOCAL_WRITE;
   if (access & kRemoteRead) flags |= IBV_ACCESS_REMOTE_READ;
+  if (access & kRemoteAtomic) flags |= IBV_ACCESS_REMOTE_ATOMIC | IBV_ACCESS_LOCAL_WRITE;
   // The function, not the macro: the macro's access-flag arithmetic trips -Wsign-conversion.
   ibv_mr* mr = (ibv_reg_mr)(pd.get(), addr, length, static_cast<int>(flags));
   if (mr == nullptr) return errno_status(errno, "ibv_reg_mr");
@@ -244,6 +245,8 @@ WcOpcode to_opcode(ibv_wc_opcode op) {
     case IBV_WC_RDMA_READ: return WcOpcode::kRdmaRead;
     case IBV_WC_RECV: return WcOpcode::kRecv;
     case IBV_WC_RECV_RDMA_WITH_IMM: return WcOpcode::kRecvRdmaWithImm;
+    case IBV_WC_FETCH_ADD:
+    case IBV_WC_COMP_SWAP: return WcOpcode::kAtomic;
     default: return WcOpcode::kOther;
   }
 }
@@ -366,7 +369,7 @@ Status QueuePair::connect(const Context& ctx, const ConnectOptions& opt, const Q
   attr.qp_state = IBV_QPS_INIT;
   attr.pkey_index = 0;
   attr.port_num = opt.port;
-  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+  attr.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
   if (int rc = ibv_modify_qp(qp_.get(), &attr, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
       rc != 0) {
     return verbs_error(rc, "ibv_modify_qp(INIT)");
@@ -436,10 +439,19 @@ Status QueuePair::post_send(const SendRequest& wr) {
     case SendOp::kRdmaWrite: w.opcode = IBV_WR_RDMA_WRITE; break;
     case SendOp::kRdmaWriteWithImm: w.opcode = IBV_WR_RDMA_WRITE_WITH_IMM; break;
     case SendOp::kRdmaRead: w.opcode = IBV_WR_RDMA_READ; break;
+    case SendOp::kFetchAdd: w.opcode = IBV_WR_ATOMIC_FETCH_AND_ADD; break;
+    case SendOp::kCompareSwap: w.opcode = IBV_WR_ATOMIC_CMP_AND_SWP; break;
   }
   if (wr.op == SendOp::kSendWithImm || wr.op == SendOp::kRdmaWriteWithImm) w.imm_data = htonl(wr.imm);
-  w.wr.rdma.remote_addr = wr.remote_addr;
-  w.wr.rdma.rkey = wr.rkey;
+  if (wr.op == SendOp::kFetchAdd || wr.op == SendOp::kCompareSwap) {
+    w.wr.atomic.remote_addr = wr.remote_addr;
+    w.wr.atomic.rkey = wr.rkey;
+    w.wr.atomic.compare_add = wr.compare_add;
+    w.wr.atomic.swap = wr.swap;
+  } else {
+    w.wr.rdma.remote_addr = wr.remote_addr;
+    w.wr.rdma.rkey = wr.rkey;
+  }
   unsigned flags = 0;
   if (wr.signaled) flags |= IBV_SEND_SIGNALED;
   if (wr.inline_data) flags |= IBV_SEND_INLINE;

@@ -27,6 +27,7 @@ typedef int MPI_Request;
 typedef int MPI_Message;
 typedef int MPI_Errhandler;
 typedef int MPI_Info;
+typedef int MPI_Win;
 typedef int MPI_Fint;
 typedef intptr_t MPI_Aint;
 typedef long long MPI_Count;
@@ -224,7 +225,19 @@ typedef struct MPI_Status {
 #define MPI_ERR_INFO_KEY 25
 #define MPI_ERR_INFO_VALUE 26
 #define MPI_ERR_INFO_NOKEY 27
-#define MPI_ERR_LASTCODE 27 /* MPI_Add_error_class/code give codes above it */
+#define MPI_ERR_WIN 28
+#define MPI_ERR_BASE 29
+#define MPI_ERR_SIZE 30
+#define MPI_ERR_DISP 31
+#define MPI_ERR_LOCKTYPE 32
+#define MPI_ERR_ASSERT 33
+#define MPI_ERR_RMA_CONFLICT 34
+#define MPI_ERR_RMA_SYNC 35
+#define MPI_ERR_RMA_RANGE 36
+#define MPI_ERR_RMA_ATTACH 37
+#define MPI_ERR_RMA_SHARED 38
+#define MPI_ERR_RMA_FLAVOR 39
+#define MPI_ERR_LASTCODE 39 /* MPI_Add_error_class/code give codes above it */
 
 typedef void(MPI_User_function)(void* invec, void* inoutvec, int* len, MPI_Datatype* datatype);
 typedef void(MPI_Comm_errhandler_function)(MPI_Comm*, int*, ...);
@@ -592,6 +605,103 @@ AUGUR_MPI_DECL(int, Op_create, (MPI_User_function* user_fn, int commute, MPI_Op*
 AUGUR_MPI_DECL(int, Op_free, (MPI_Op* op))
 AUGUR_MPI_DECL(int, Op_commutative, (MPI_Op op, int* commute))
 AUGUR_MPI_DECL(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
+
+/* One-sided communication (docs/rma.md). */
+#define MPI_WIN_NULL 0
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+#define MPI_WIN_BASE 10 /* predefined window attributes (MPI_Win_get_attr) */
+#define MPI_WIN_SIZE 11
+#define MPI_WIN_DISP_UNIT 12
+#define MPI_WIN_CREATE_FLAVOR 13
+#define MPI_WIN_MODEL 14
+#define MPI_WIN_FLAVOR_CREATE 1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED 2
+typedef void(MPI_Win_errhandler_function)(MPI_Win*, int*, ...);
+typedef int(MPI_Win_copy_attr_function)(MPI_Win oldwin, int win_keyval, void* extra_state, void* attribute_val_in,
+                                        void* attribute_val_out, int* flag);
+typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int win_keyval, void* attribute_val, void* extra_state);
+#define MPI_WIN_NULL_COPY_FN ((MPI_Win_copy_attr_function*)0)
+#define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0)
+#define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function*)augur_mpi_dup_fn)
+AUGUR_MPI_DECL(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win))
+AUGUR_MPI_DECL(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
+                                   MPI_Win* win))
+AUGUR_MPI_DECL(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win))
+AUGUR_MPI_DECL(int, Win_attach, (MPI_Win win, void* base, MPI_Aint size))
+AUGUR_MPI_DECL(int, Win_detach, (MPI_Win win, const void* base))
+AUGUR_MPI_DECL(int, Win_free, (MPI_Win* win))
+AUGUR_MPI_DECL(int, Put, (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+AUGUR_MPI_DECL(int, Get, (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                          MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win))
+AUGUR_MPI_DECL(int, Accumulate, (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                 int target_rank, MPI_Aint target_disp, int target_count,
+                                 MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+AUGUR_MPI_DECL(int, Get_accumulate, (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                     void* result_addr, int result_count, MPI_Datatype result_datatype,
+                                     int target_rank, MPI_Aint target_disp, int target_count,
+                                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win))
+AUGUR_MPI_DECL(int, Fetch_and_op, (const void* origin_addr, void* result_addr, MPI_Datatype datatype,
+                                   int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win))
+AUGUR_MPI_DECL(int, Compare_and_swap, (const void* origin_addr, const void* compare_addr, void* result_addr,
+                                       MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win))
+AUGUR_MPI_DECL(int, Rput, (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                           MPI_Request* request))
+AUGUR_MPI_DECL(int, Rget, (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+                           MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+                           MPI_Request* request))
+AUGUR_MPI_DECL(int, Raccumulate, (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                  int target_rank, MPI_Aint target_disp, int target_count,
+                                  MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request))
+AUGUR_MPI_DECL(int, Rget_accumulate, (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                                      void* result_addr, int result_count, MPI_Datatype result_datatype,
+                                      int target_rank, MPI_Aint target_disp, int target_count,
+                                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request* request))
+AUGUR_MPI_DECL(int, Win_fence, (int assert, MPI_Win win))
+AUGUR_MPI_DECL(int, Win_post, (MPI_Group group, int assert, MPI_Win win))
+AUGUR_MPI_DECL(int, Win_start, (MPI_Group group, int assert, MPI_Win win))
+AUGUR_MPI_DECL(int, Win_complete, (MPI_Win win))
+AUGUR_MPI_DECL(int, Win_wait, (MPI_Win win))
+AUGUR_MPI_DECL(int, Win_test, (MPI_Win win, int* flag))
+AUGUR_MPI_DECL(int, Win_lock, (int lock_type, int rank, int assert, MPI_Win win))
+AUGUR_MPI_DECL(int, Win_unlock, (int rank, MPI_Win win))
+AUGUR_MPI_DECL(int, Win_lock_all, (int assert, MPI_Win win))
+AUGUR_MPI_DECL(int, Win_unlock_all, (MPI_Win win))
+AUGUR_MPI_DECL(int, Win_flush, (int rank, MPI_Win win))
+AUGUR_MPI_DECL(int, Win_flush_all, (MPI_Win win))
+AUGUR_MPI_DECL(int, Win_flush_local, (int rank, MPI_Win win))
+AUGUR_MPI_DECL(int, Win_flush_local_all, (MPI_Win win))
+AUGUR_MPI_DECL(int, Win_sync, (MPI_Win win))
+AUGUR_MPI_DECL(int, Win_get_group, (MPI_Win win, MPI_Group* group))
+AUGUR_MPI_DECL(int, Win_set_name, (MPI_Win win, const char* win_name))
+AUGUR_MPI_DECL(int, Win_get_name, (MPI_Win win, char* win_name, int* resultlen))
+AUGUR_MPI_DECL(int, Win_set_info, (MPI_Win win, MPI_Info info))
+AUGUR_MPI_DECL(int, Win_get_info, (MPI_Win win, MPI_Info* info_used))
+AUGUR_MPI_DECL(int, Win_create_errhandler, (MPI_Win_errhandler_function* fn, MPI_Errhandler* errhandler))
+AUGUR_MPI_DECL(int, Win_set_errhandler, (MPI_Win win, MPI_Errhandler errhandler))
+AUGUR_MPI_DECL(int, Win_get_errhandler, (MPI_Win win, MPI_Errhandler* errhandler))
+AUGUR_MPI_DECL(int, Win_call_errhandler, (MPI_Win win, int errorcode))
+AUGUR_MPI_DECL(int, Win_create_keyval, (MPI_Win_copy_attr_function* copy_fn, MPI_Win_delete_attr_function* delete_fn,
+                                        int* keyval, void* extra_state))
+AUGUR_MPI_DECL(int, Win_free_keyval, (int* keyval))
+AUGUR_MPI_DECL(int, Win_set_attr, (MPI_Win win, int keyval, void* attribute_val))
+AUGUR_MPI_DECL(int, Win_get_attr, (MPI_Win win, int keyval, void* attribute_val, int* flag))
+AUGUR_MPI_DECL(int, Win_delete_attr, (MPI_Win win, int keyval))
+AUGUR_MPI_DECL(MPI_Aint, Aint_add, (MPI_Aint base, MPI_Aint disp))
+AUGUR_MPI_DECL(MPI_Aint, Aint_diff, (MPI_Aint addr1, MPI_Aint addr2))
+AUGUR_MPI_DECL(MPI_Win, Win_f2c, (MPI_Fint win))
+AUGUR_MPI_DECL(MPI_Fint, Win_c2f, (MPI_Win win))
 
 /* Handle conversion (handles are the same numbers in C and Fortran). */
 AUGUR_MPI_DECL(MPI_Comm, Comm_f2c, (MPI_Fint comm))

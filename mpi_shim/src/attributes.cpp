@@ -401,3 +401,74 @@ AUGUR_MPI_FN(int, Comm_dup_with_info, (MPI_Comm comm, MPI_Info info, MPI_Comm* n
   comm_of(*newcomm)->hints = info == MPI_INFO_NULL ? Hints{} : *info_of(info);
   return MPI_SUCCESS;
 }
+
+// --- windows' keyvals, attributes and hints ----------------------------------------------------
+
+namespace augur::mpi {
+std::vector<std::pair<std::string, std::string>>* info_hints(MPI_Info info) {
+  if (info == MPI_INFO_ENV) make_env_info();
+  return info == MPI_INFO_NULL ? nullptr : info_of(info);
+}
+MPI_Info make_info(std::vector<std::pair<std::string, std::string>> hints) { return new_info(std::move(hints)); }
+}  // namespace augur::mpi
+
+AUGUR_MPI_FN(int, Win_create_keyval,
+             (MPI_Win_copy_attr_function * copy_fn, MPI_Win_delete_attr_function* delete_fn, int* keyval,
+              void* extra_state),
+             (copy_fn, delete_fn, keyval, extra_state)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Win_create_keyval",
+                  create_keyval(Keyval::Kind::kWin, reinterpret_cast<void*>(copy_fn), reinterpret_cast<void*>(delete_fn),
+                                keyval, extra_state));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Win_free_keyval, (int* keyval), (keyval)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Win_free_keyval", free_keyval(Keyval::Kind::kWin, keyval));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Win_set_attr, (MPI_Win win, int keyval, void* attribute_val), (win, keyval, attribute_val)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Win_set_attr", check_running());
+  if (Err e = check_win(win); !e.ok()) return raise_win(win, "MPI_Win_set_attr", e);
+  if (Err e = set_attr(Keyval::Kind::kWin, win, *win_attrs(win), keyval, attribute_val); !e.ok()) {
+    return raise_win(win, "MPI_Win_set_attr", e);
+  }
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Win_get_attr, (MPI_Win win, int keyval, void* attribute_val, int* flag),
+             (win, keyval, attribute_val, flag)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Win_get_attr", check_running());
+  if (Err e = check_win(win); !e.ok()) return raise_win(win, "MPI_Win_get_attr", e);
+  if (attribute_val == nullptr || flag == nullptr) return raise_win(win, "MPI_Win_get_attr", err(MPI_ERR_ARG, "null argument"));
+  if (win_predefined_attr(win, keyval, attribute_val, flag)) return MPI_SUCCESS;
+  if (Err e = get_attr(Keyval::Kind::kWin, *win_attrs(win), keyval, attribute_val, flag); !e.ok()) {
+    return raise_win(win, "MPI_Win_get_attr", e);
+  }
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Win_delete_attr, (MPI_Win win, int keyval), (win, keyval)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Win_delete_attr", check_running());
+  if (Err e = check_win(win); !e.ok()) return raise_win(win, "MPI_Win_delete_attr", e);
+  if (Err e = delete_attr(Keyval::Kind::kWin, win, *win_attrs(win), keyval); !e.ok()) {
+    return raise_win(win, "MPI_Win_delete_attr", e);
+  }
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Win_set_info, (MPI_Win win, MPI_Info info), (win, info)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Win_set_info", check_running());
+  if (Err e = check_win(win); !e.ok()) return raise_win(win, "MPI_Win_set_info", e);
+  if (Err e = check_info(info); !e.ok()) return raise_win(win, "MPI_Win_set_info", e);
+  *win_hints(win) = *info_of(info);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Win_get_info, (MPI_Win win, MPI_Info* info_used), (win, info_used)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Win_get_info", check_running());
+  if (Err e = check_win(win); !e.ok()) return raise_win(win, "MPI_Win_get_info", e);
+  if (info_used == nullptr) return raise_win(win, "MPI_Win_get_info", err(MPI_ERR_ARG, "null argument"));
+  *info_used = new_info(*win_hints(win));
+  return MPI_SUCCESS;
+}

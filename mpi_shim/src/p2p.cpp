@@ -166,8 +166,11 @@ Err req_finish(Req& r, MPI_Status* st) {
                    std::to_string(r.comm->rank_of[static_cast<std::size_t>(e.source)]) + " (tag " +
                    std::to_string(e.tag) + ") does not fit the receive buffer of " + std::to_string(cap) + " bytes";
     }
-  } else if (!ignore(st)) {
-    set_status_empty(st);
+  } else {
+    if (r.kind == ReqKind::kRma && r.unpack && result.ok()) {  // MPI_Rget into a non-contiguous buffer
+      result = unpack(r.tmp.data(), r.tmp.size(), r.rbuf, r.count, *r.type);
+    }
+    if (!ignore(st)) set_status_empty(st);
   }
   r.tmp.clear();
   r.tmp.shrink_to_fit();

@@ -53,6 +53,18 @@ const char* class_name(int cls) {
     case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY";
     case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE";
     case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY";
+    case MPI_ERR_WIN: return "MPI_ERR_WIN";
+    case MPI_ERR_BASE: return "MPI_ERR_BASE";
+    case MPI_ERR_SIZE: return "MPI_ERR_SIZE";
+    case MPI_ERR_DISP: return "MPI_ERR_DISP";
+    case MPI_ERR_LOCKTYPE: return "MPI_ERR_LOCKTYPE";
+    case MPI_ERR_ASSERT: return "MPI_ERR_ASSERT";
+    case MPI_ERR_RMA_CONFLICT: return "MPI_ERR_RMA_CONFLICT";
+    case MPI_ERR_RMA_SYNC: return "MPI_ERR_RMA_SYNC";
+    case MPI_ERR_RMA_RANGE: return "MPI_ERR_RMA_RANGE";
+    case MPI_ERR_RMA_ATTACH: return "MPI_ERR_RMA_ATTACH";
+    case MPI_ERR_RMA_SHARED: return "MPI_ERR_RMA_SHARED";
+    case MPI_ERR_RMA_FLAVOR: return "MPI_ERR_RMA_FLAVOR";
     default: return nullptr;
   }
 }
@@ -87,6 +99,18 @@ const char* class_text(int cls) {
     case MPI_ERR_INFO_KEY: return "info key too long or empty";
     case MPI_ERR_INFO_VALUE: return "info value too long or empty";
     case MPI_ERR_INFO_NOKEY: return "no such info key";
+    case MPI_ERR_WIN: return "invalid window";
+    case MPI_ERR_BASE: return "invalid base address";
+    case MPI_ERR_SIZE: return "invalid size";
+    case MPI_ERR_DISP: return "invalid displacement";
+    case MPI_ERR_LOCKTYPE: return "invalid lock type";
+    case MPI_ERR_ASSERT: return "invalid assertion";
+    case MPI_ERR_RMA_CONFLICT: return "conflicting accesses to a window";
+    case MPI_ERR_RMA_SYNC: return "wrong synchronization of RMA calls";
+    case MPI_ERR_RMA_RANGE: return "target memory is not part of the window";
+    case MPI_ERR_RMA_ATTACH: return "memory cannot be attached";
+    case MPI_ERR_RMA_SHARED: return "memory cannot be shared";
+    case MPI_ERR_RMA_FLAVOR: return "the window's flavor does not allow this";
     default: return nullptr;
   }
 }
@@ -123,19 +147,25 @@ void fatal(const char* fn, const std::string& msg, int status) {
 int raise(MPI_Comm comm, const char* fn, const Err& e) {
   State& s = S();
   MPI_Errhandler eh = MPI_ERRORS_ARE_FATAL;
+  MPI_Comm cc = MPI_COMM_WORLD;
   if (s.initialized && !s.finalized) {
     const Comm* c = comm_of(comm);
+    if (c != nullptr) cc = comm;
     if (c == nullptr) c = comm_of(MPI_COMM_WORLD);
     if (c != nullptr) eh = c->eh;
   }
+  return raise_to(eh, cc, fn, e);
+}
+
+int raise_to(MPI_Errhandler eh, int handle, const char* fn, const Err& e) {
+  State& s = S();
   if (eh == MPI_ERRORS_RETURN) return e.cls;
   const char* name = class_name(e.cls);
   const std::string text = e.msg + " [" + (name ? name : "?") + "]";
   if (eh != MPI_ERRORS_ARE_FATAL && eh > 0 && static_cast<std::size_t>(eh) < s.errhandlers.size() &&
       s.errhandlers[static_cast<std::size_t>(eh)].fn != nullptr) {
-    MPI_Comm cc = comm_of(comm) ? comm : MPI_COMM_WORLD;
     int code = e.cls;
-    s.errhandlers[static_cast<std::size_t>(eh)].fn(&cc, &code);
+    s.errhandlers[static_cast<std::size_t>(eh)].fn(&handle, &code);  // MPI_Comm and MPI_Win are both ints
     return e.cls;
   }
   fatal(fn, text, e.cls == MPI_ERR_PROC_FAILED ? kPeerDiedExit : 1);

@@ -126,7 +126,7 @@ using CommPtr = std::shared_ptr<Comm>;
 
 class CollOp;  // coll_task.h
 
-enum class ReqKind : std::uint8_t { kSend, kRecv, kColl };
+enum class ReqKind : std::uint8_t { kSend, kRecv, kColl, kRma };
 
 struct Req {
   ReqKind kind = ReqKind::kSend;
@@ -166,7 +166,7 @@ struct UserOp {
 
 // A user attribute key (MPI_Comm_create_keyval, MPI_Type_create_keyval, MPI_Keyval_create).
 struct Keyval {
-  enum class Kind : std::uint8_t { kComm, kType } kind = Kind::kComm;
+  enum class Kind : std::uint8_t { kComm, kType, kWin } kind = Kind::kComm;
   void* copy = nullptr;  // the copy callback (MPI_*_copy_attr_function*), or a predefined one
   void* del = nullptr;   // the delete callback
   void* extra = nullptr;
@@ -179,6 +179,16 @@ inline constexpr int kFirstKeyval = 64;  // below: the predefined attribute keys
 Err copy_attrs(Keyval::Kind kind, int old_handle, const std::map<int, void*>& from, std::map<int, void*>* to);
 // Deletes every attribute of an object through the delete callbacks (the object is being freed).
 Err delete_attrs(Keyval::Kind kind, int handle, std::map<int, void*>* attrs);
+// A window's cached attributes and info hints (window.cpp; null for an invalid handle), and its
+// predefined attributes (MPI_WIN_BASE ...: false if `keyval` is none of them).
+std::map<int, void*>* win_attrs(MPI_Win w);
+std::vector<std::pair<std::string, std::string>>* win_hints(MPI_Win w);
+bool win_predefined_attr(MPI_Win w, int keyval, void* attribute_val, int* flag);
+Err check_win(MPI_Win w);
+int raise_win(MPI_Win w, const char* fn, const Err& e);
+// MPI_Info objects (attributes.cpp): the hints of `info` (null if invalid), and a new object.
+std::vector<std::pair<std::string, std::string>>* info_hints(MPI_Info info);
+MPI_Info make_info(std::vector<std::pair<std::string, std::string>> hints);
 // MPI_Comm_get_attr for a user keyval.
 Err get_comm_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 
@@ -234,6 +244,8 @@ inline constexpr int kTagUb = 0x7fffffff;
 // Reports an error: calls the communicator's handler (ERRORS_ARE_FATAL: message and job abort)
 // and returns the class for ERRORS_RETURN. `fn` is the MPI function's name.
 int raise(MPI_Comm comm, const char* fn, const Err& e);
+// The same through handler `eh` of the object `handle` (a window's errors).
+int raise_to(MPI_Errhandler eh, int handle, const char* fn, const Err& e);
 // Exit status of a rank that stops because another rank died: augurrun reports the rank that
 // died first, not the ones that noticed.
 inline constexpr int kPeerDiedExit = 75;

@@ -126,6 +126,11 @@ class Channel {
   static constexpr std::uint32_t kMaxSge = 32;
   static constexpr std::uint64_t kReadKind = 4;
   static constexpr std::uint64_t kWriteKind = 5;
+  static constexpr std::uint64_t kRmaKind = 6;
+  static constexpr std::uint32_t kMaxRma = 32;  // one-sided operations in flight per channel (send queue room)
+  // Posts a one-sided operation (the engine keeps at most kMaxRma in flight); its completion
+  // comes back with wr_id kind kRmaKind and `cookie`, for the engine alone.
+  Status post_rma(std::uint32_t cookie, nic::SendRequest wr);
   static constexpr std::uint32_t kInlineBytes = 128;  // messages this small (header included) go inline
   static constexpr std::uint32_t kMaxReads = 16;  // reads in flight per channel (send queue room)
   // Handles one completion of this channel's QP and returns the arrival it carries, if any; a

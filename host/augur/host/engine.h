@@ -116,6 +116,20 @@ struct EngineCounters {
   std::uint64_t pages_remapped = 0;
   std::uint64_t landing_revoked = 0;  // landing credits withdrawn unused (prediction moved on)
   std::uint64_t landing_sends = 0;    // sent into a peer's landing zone (the other side of landing_msgs)
+  // One-sided (host/engine_rma.cpp): operations started on peers' exposed memory.
+  std::uint64_t rma_puts = 0;
+  std::uint64_t rma_gets = 0;
+  std::uint64_t rma_atomics = 0;     // fetch-and-add and compare-and-swap
+  std::uint64_t rma_bytes = 0;       // put and got
+};
+
+// One-sided communication: which RDMA operation Engine::rma starts.
+enum class RmaOp : std::uint8_t { kPut, kGet, kFetchAdd, kCompareSwap };
+
+// Where a one-sided operation acts: an address in memory a peer exposed, and its key.
+struct RmaTarget {
+  std::uint64_t addr = 0;
+  std::uint32_t rkey = 0;
 };
 
 class Engine final : private ProgressTarget {
@@ -169,6 +183,23 @@ class Engine final : private ProgressTarget {
   // received handle is kInvalidArgument.
   Result<RequestPtr> imrecv(std::uint64_t message, void* buf, std::size_t len);
   Result<RequestPtr> imrecvv(std::uint64_t message, const relations::Layout& layout);
+
+  // One-sided communication (host/engine_rma.cpp, docs/rma.md). Registers [addr, addr+len) for
+  // peers' RDMA READ, WRITE and 8-byte atomics for as long as the returned region lives (an MPI
+  // window): they then act on it with no CPU of ours involved.
+  Result<std::unique_ptr<nic::MemoryRegion>> expose(void* addr, std::size_t len);
+  // Starts one RDMA operation on memory `peer` exposed (oneself included: through the NIC too, so
+  // that its atomics are atomic against the peers'). kPut writes `len` bytes from `local`, kGet
+  // reads them into `local`; kFetchAdd and kCompareSwap act on the aligned 8-byte word at
+  // `to.addr` and put its old value in *(uint64_t*)local (len 8). `local` must stay valid until
+  // the request is done: when the NIC reports the operation complete (a put: written at the
+  // target). Operations to one peer are carried out in the order started.
+  Result<RequestPtr> rma(int peer, RmaOp op, void* local, std::size_t len, RmaTarget to, std::uint64_t operand = 0,
+                         std::uint64_t swap = 0);
+  // One-sided operations to `peer` started and not yet complete (any thread may ask).
+  [[nodiscard]] std::uint32_t rma_pending(int peer) const noexcept {
+    return rma_pending_[static_cast<std::size_t>(peer)].load(std::memory_order_acquire);
+  }
 
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int size() const noexcept { return size_; }
@@ -243,6 +274,22 @@ class Engine final : private ProgressTarget {
     std::uint32_t posted = 0;
     std::uint32_t left = 1;
   };
+  struct RmaStart {  // a one-sided operation not yet posted
+    RequestPtr req;
+    RmaOp op;
+    void* local;
+    std::size_t len;
+    RmaTarget to;
+    std::uint64_t operand;
+    std::uint64_t swap;
+  };
+  struct RmaInFlight {  // posted: until its completion
+    RequestPtr req;
+    int peer = -1;
+    nic::RegCache::Handle pin;           // the local buffer of a put or get
+    std::uint64_t* result = nullptr;     // an atomic's old value goes here from ...
+    std::int32_t word = -1;              // ... this registered word the NIC wrote it to
+  };
   struct Peer {
     std::unique_ptr<Channel> ch;
     std::optional<CreditBook> credits;  // both directions' credits (set by create)
@@ -253,6 +300,8 @@ class Engine final : private ProgressTarget {
     std::uint32_t reads_in_flight = 0;
     std::deque<PendingRead> read_queue;          // matched RTS waiting for room to read
     std::int64_t posting = -1;                   // cookie of a layout read with READs still to post
+    std::deque<RmaStart> rma_queue;              // one-sided operations waiting for send queue room
+    std::uint32_t rma_in_flight = 0;
     bool dead = false;
   };
 
@@ -332,6 +381,12 @@ class Engine final : private ProgressTarget {
   void land_into(const PostedRecv& recv, Incoming& msg, std::size_t n);
   void recycle_zone(std::unique_ptr<LandingZone> zone);
   Status on_write_done(int peer, const nic::Completion& c);
+  // One-sided (host/engine_rma.cpp).
+  Status start_rma(int peer, RmaStart op);
+  Status post_rmas(int peer);
+  Status on_rma_done(int peer, const nic::Completion& c);
+  Status open_self_rma();
+  void fail_rmas(int peer, const Status& why);
   // Sends an eager message now, through a usable credit or a bounce slot; kNone: no room yet.
   // `from` non-empty (a layout send, `user` unused): the `length` bytes are gathered from it.
   Result<Path> send_eager(Peer& p, std::uint32_t context, std::int32_t tag, const void* user, std::uint32_t length,
@@ -378,6 +433,18 @@ class Engine final : private ProgressTarget {
     std::uint32_t context = 0;
     std::int32_t tag = -1;
   } waiting_post_;
+  // One-sided: operations in flight by cookie (null: free), free cookies, and the registered
+  // words atomics return their old values into.
+  std::vector<std::unique_ptr<RmaInFlight>> rma_ops_;
+  std::vector<std::uint32_t> rma_free_;
+  std::unique_ptr<std::uint64_t[]> rma_words_;
+  std::unique_ptr<nic::MemoryRegion> rma_words_mr_;
+  std::vector<std::int32_t> rma_free_words_;
+  std::unique_ptr<std::atomic<std::uint32_t>[]> rma_pending_;  // by peer: started, not complete
+  // RMA to oneself goes out of one QP and into another, both ours (opened at first use).
+  std::unique_ptr<nic::QueuePair> self_qp_;
+  std::unique_ptr<nic::QueuePair> self_peer_qp_;
+  nic::ConnectOptions connect_opt_;
   // Last: its destructor stops the assist thread before anything that thread uses is gone.
   ProgressDriver driver_;
 };

@@ -15,7 +15,8 @@ namespace augur::host {
 // How a message travelled: to oneself, through a bounce slot, by RDMA READ, written straight
 // into the receive buffer through a credit, or written early into a landing zone and moved into
 // the receive buffer at the match (by remap or copy; docs/early.md).
-enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous, kDirect, kLanding };
+// kOneSided: an RDMA operation on a peer's exposed memory (Engine::rma), not a message.
+enum class Path : std::uint8_t { kNone, kSelf, kBounce, kRendezvous, kDirect, kLanding, kOneSided };
 
 struct Request {
   // Set last, with release order, by whichever thread runs the protocols; the other fields are

@@ -112,6 +112,7 @@ enum Access : std::uint32_t {
   kLocalWrite = 1u << 0,
   kRemoteWrite = 1u << 1,
   kRemoteRead = 1u << 2,
+  kRemoteAtomic = 1u << 3,  // 8-byte fetch-and-add and compare-and-swap by peers (RMA windows)
 };
 
 class MemoryRegion {
@@ -145,7 +146,7 @@ class CompletionChannel {
   std::unique_ptr<loop::Channel, detail::LoopChannelDeleter> loop_;
 };
 
-enum class WcOpcode : std::uint8_t { kSend, kRdmaWrite, kRdmaRead, kRecv, kRecvRdmaWithImm, kOther };
+enum class WcOpcode : std::uint8_t { kSend, kRdmaWrite, kRdmaRead, kRecv, kRecvRdmaWithImm, kAtomic, kOther };
 
 struct Completion {
   std::uint64_t wr_id = 0;
@@ -191,7 +192,12 @@ struct Sge {
   std::uint32_t lkey = 0;
 };
 
-enum class SendOp : std::uint8_t { kSend, kSendWithImm, kRdmaWrite, kRdmaWriteWithImm, kRdmaRead };
+// The atomics act on one naturally aligned 8-byte word of the peer (remote_addr) and return its
+// old value into the single 8-byte local SGE; the word is in the peer's byte order (a job's
+// hosts share one, bootstrap checks it).
+enum class SendOp : std::uint8_t {
+  kSend, kSendWithImm, kRdmaWrite, kRdmaWriteWithImm, kRdmaRead, kFetchAdd, kCompareSwap
+};
 
 struct SendRequest {
   std::uint64_t wr_id = 0;
@@ -200,6 +206,8 @@ struct SendRequest {
   std::uint64_t remote_addr = 0;  // RDMA ops
   std::uint32_t rkey = 0;         // RDMA ops
   std::uint32_t imm = 0;          // *WithImm, host byte order
+  std::uint64_t compare_add = 0;  // kFetchAdd: the addend; kCompareSwap: the value compared
+  std::uint64_t swap = 0;         // kCompareSwap: the value written if equal
   bool signaled = true;
   bool inline_data = false;
 };

@@ -1,0 +1,213 @@
+// One-sided communication: RDMA WRITE, READ and 8-byte atomics on memory peers exposed (MPI
+// windows, docs/rma.md). The target's CPU takes no part; the origin posts the work request on its
+// channel to the target and completes the request at the NIC's completion. Operations beyond
+// Channel::kMaxRma in flight to one peer wait in that peer's queue, in order.
+#include <cstring>
+
+#include "engine_internal.h"
+
+namespace augur::host {
+
+namespace {
+constexpr std::int32_t kRmaWords = 64;  // atomics in flight at once, all peers together
+constexpr std::uint32_t kSelfPsn = 0x5e1f;
+}  // namespace
+
+Result<std::unique_ptr<nic::MemoryRegion>> Engine::expose(void* addr, std::size_t len) {
+  if (addr == nullptr || len == 0) return Status(Code::kInvalidArgument, "exposing an empty region");
+  Result<std::unique_ptr<nic::MemoryRegion>> out = Status(Code::kInternal, "not run");
+  // Registration touches the PD the assist thread also registers through.
+  call_in_assist([&] {
+    Result<nic::MemoryRegion> mr = nic::MemoryRegion::register_memory(
+        *pd_, addr, len, nic::kLocalWrite | nic::kRemoteWrite | nic::kRemoteRead | nic::kRemoteAtomic);
+    if (!mr.ok()) {
+      out = mr.status().context("exposing " + std::to_string(len) + " bytes for one-sided access");
+    } else {
+      out = std::make_unique<nic::MemoryRegion>(std::move(*mr));
+    }
+  });
+  return out;
+}
+
+Result<RequestPtr> Engine::rma(int peer, RmaOp op, void* local, std::size_t len, RmaTarget to, std::uint64_t operand,
+                               std::uint64_t swap) {
+  if (peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "target rank " + std::to_string(peer));
+  const bool atomic = op == RmaOp::kFetchAdd || op == RmaOp::kCompareSwap;
+  if (atomic && (len != 8 || to.addr % 8 != 0)) {
+    return Status(Code::kInvalidArgument, "an RDMA atomic acts on one aligned 8-byte word");
+  }
+  if (local == nullptr && len > 0) return Status(Code::kInvalidArgument, "null local buffer");
+  if (len > 0x7fffffffu) return Status(Code::kInvalidArgument, "one-sided transfers are limited to 2 GiB - 1 bytes");
+  if (peer != rank_ && dead_[static_cast<std::size_t>(peer)].load(std::memory_order_acquire)) {
+    return Status(Code::kPeerFailure, "rank " + std::to_string(peer) + " is gone");
+  }
+  auto req = std::make_shared<Request>();
+  req->source = peer;
+  req->length = len;
+  if (len == 0) {
+    finish(*req, Path::kOneSided);
+    return req;
+  }
+  rma_pending_[static_cast<std::size_t>(peer)].fetch_add(1, std::memory_order_acq_rel);
+  Status st;
+  call_in_assist([&] { st = start_rma(peer, {req, op, local, len, to, operand, swap}); });
+  if (!st.ok()) return st;
+  return req;
+}
+
+Status Engine::start_rma(int peer, RmaStart op) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  switch (op.op) {
+    case RmaOp::kPut: ++counters_.rma_puts; counters_.rma_bytes += op.len; break;
+    case RmaOp::kGet: ++counters_.rma_gets; counters_.rma_bytes += op.len; break;
+    default: ++counters_.rma_atomics; break;
+  }
+  if (peer == rank_ && !self_qp_) {
+    if (Status st = open_self_rma(); !st.ok()) {
+      rma_pending_[static_cast<std::size_t>(peer)].fetch_sub(1, std::memory_order_acq_rel);
+      finish(*op.req, Path::kNone, st);
+      return st;
+    }
+  }
+  p.rma_queue.push_back(std::move(op));
+  return post_rmas(peer);
+}
+
+// RMA to oneself: a second QP of ours is the target, so the NIC applies our own atomics with the
+// same atomicity as the peers' (a CPU atomic would not be atomic against them).
+Status Engine::open_self_rma() {
+  const nic::QpCaps caps{.max_send_wr = Channel::kMaxRma + 1, .max_recv_wr = 1, .max_send_sge = 1,
+                         .max_recv_sge = 1, .max_inline_data = Channel::kInlineBytes};
+  AUGUR_ASSIGN_OR_RETURN(nic::QueuePair a, nic::QueuePair::create_rc(*pd_, *cq_, *cq_, caps));
+  AUGUR_ASSIGN_OR_RETURN(nic::QueuePair b, nic::QueuePair::create_rc(*pd_, *cq_, *cq_, caps));
+  AUGUR_ASSIGN_OR_RETURN(nic::QpAddress la, a.local_address(*ctx_, connect_opt_, kSelfPsn));
+  AUGUR_ASSIGN_OR_RETURN(nic::QpAddress lb, b.local_address(*ctx_, connect_opt_, kSelfPsn + 1));
+  AUGUR_RETURN_IF_ERROR(a.connect(*ctx_, connect_opt_, la, lb));
+  AUGUR_RETURN_IF_ERROR(b.connect(*ctx_, connect_opt_, lb, la));
+  peer_of_qp_[a.qp_num()] = rank_;
+  self_qp_ = std::make_unique<nic::QueuePair>(std::move(a));
+  self_peer_qp_ = std::make_unique<nic::QueuePair>(std::move(b));
+  return Status::Ok();
+}
+
+Status Engine::post_rmas(int peer) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  while (!p.rma_queue.empty() && p.rma_in_flight < Channel::kMaxRma) {
+    RmaStart& op = p.rma_queue.front();
+    const bool atomic = op.op == RmaOp::kFetchAdd || op.op == RmaOp::kCompareSwap;
+    if (atomic && !rma_words_) {
+      rma_words_ = std::make_unique<std::uint64_t[]>(kRmaWords);
+      AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion mr, nic::MemoryRegion::register_memory(
+                                                       *pd_, rma_words_.get(), kRmaWords * sizeof(std::uint64_t),
+                                                       nic::kLocalWrite));
+      rma_words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(mr));
+      for (std::int32_t w = kRmaWords - 1; w >= 0; --w) rma_free_words_.push_back(w);
+    }
+    if (atomic && rma_free_words_.empty()) return Status::Ok();  // an atomic completes first
+    auto fl = std::make_unique<RmaInFlight>();
+    fl->req = op.req;
+    fl->peer = peer;
+    nic::Sge sge{reinterpret_cast<std::uintptr_t>(op.local), static_cast<std::uint32_t>(op.len), 0};
+    nic::SendRequest wr;
+    wr.remote_addr = op.to.addr;
+    wr.rkey = op.to.rkey;
+    switch (op.op) {
+      case RmaOp::kPut: {
+        wr.op = nic::SendOp::kRdmaWrite;
+        // Small puts go inline: no registration, and the buffer is free once posted.
+        wr.inline_data = op.len <= Channel::kInlineBytes;
+        if (!wr.inline_data) {
+          AUGUR_ASSIGN_OR_RETURN(fl->pin, send_cache_->acquire(op.local, op.len));
+          sge.lkey = fl->pin.lkey();
+        }
+        break;
+      }
+      case RmaOp::kGet: {
+        wr.op = nic::SendOp::kRdmaRead;
+        AUGUR_ASSIGN_OR_RETURN(fl->pin, recv_cache_->acquire(op.local, op.len));
+        sge.lkey = fl->pin.lkey();
+        break;
+      }
+      case RmaOp::kFetchAdd:
+      case RmaOp::kCompareSwap:
+        wr.op = op.op == RmaOp::kFetchAdd ? nic::SendOp::kFetchAdd : nic::SendOp::kCompareSwap;
+        wr.compare_add = op.operand;
+        wr.swap = op.swap;
+        fl->word = rma_free_words_.back();
+        rma_free_words_.pop_back();
+        fl->result = static_cast<std::uint64_t*>(op.local);
+        sge = {reinterpret_cast<std::uintptr_t>(&rma_words_[static_cast<std::size_t>(fl->word)]), 8, rma_words_mr_->lkey()};
+        break;
+    }
+    wr.sges = {&sge, 1};
+    std::uint32_t cookie;
+    if (rma_free_.empty()) {
+      cookie = static_cast<std::uint32_t>(rma_ops_.size());
+      rma_ops_.emplace_back();
+    } else {
+      cookie = rma_free_.back();
+      rma_free_.pop_back();
+    }
+    Status st;
+    if (peer == rank_) {
+      wr.wr_id = std::uint64_t{Channel::kRmaKind} << 32 | cookie;
+      st = self_qp_->post_send(wr);
+    } else {
+      st = p.ch->post_rma(cookie, wr);
+    }
+    if (!st.ok()) {
+      if (fl->word >= 0) rma_free_words_.push_back(fl->word);
+      rma_free_.push_back(cookie);
+      return st.context("one-sided operation to rank " + std::to_string(peer));
+    }
+    rma_ops_[cookie] = std::move(fl);
+    ++p.rma_in_flight;
+    p.rma_queue.pop_front();
+  }
+  return Status::Ok();
+}
+
+Status Engine::on_rma_done(int peer, const nic::Completion& c) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  const auto cookie = static_cast<std::uint32_t>(c.wr_id & 0xffffffffu);
+  if (cookie >= rma_ops_.size() || !rma_ops_[cookie]) return Status(Code::kInternal, "completion of an unknown RMA");
+  std::unique_ptr<RmaInFlight> fl = std::move(rma_ops_[cookie]);
+  rma_free_.push_back(cookie);
+  --p.rma_in_flight;
+  if (fl->word >= 0) {
+    if (c.ok()) std::memcpy(fl->result, &rma_words_[static_cast<std::size_t>(fl->word)], sizeof(std::uint64_t));
+    rma_free_words_.push_back(fl->word);
+  }
+  rma_pending_[static_cast<std::size_t>(peer)].fetch_sub(1, std::memory_order_acq_rel);
+  if (!c.ok()) {
+    // An access error (a key or range the target never exposed) breaks the connection: the
+    // caller fails the peer with this status and everything else in flight to it.
+    Status st = c.status().context("one-sided operation on rank " + std::to_string(peer));
+    finish(*fl->req, Path::kNone, st);
+    return st;
+  }
+  finish(*fl->req, Path::kOneSided);
+  return Status::Ok();  // queued operations go at the end of this progress round (progress_once)
+}
+
+void Engine::fail_rmas(int peer, const Status& why) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  auto& pending = rma_pending_[static_cast<std::size_t>(peer)];
+  for (RmaStart& op : p.rma_queue) {
+    pending.fetch_sub(1, std::memory_order_acq_rel);
+    finish(*op.req, Path::kNone, why);
+  }
+  p.rma_queue.clear();
+  for (std::size_t cookie = 0; cookie < rma_ops_.size(); ++cookie) {
+    std::unique_ptr<RmaInFlight>& fl = rma_ops_[cookie];
+    if (!fl || fl->peer != peer) continue;
+    if (fl->word >= 0) rma_free_words_.push_back(fl->word);
+    pending.fetch_sub(1, std::memory_order_acq_rel);
+    finish(*fl->req, Path::kNone, why);
+    fl.reset();
+    rma_free_.push_back(static_cast<std::uint32_t>(cookie));
+  }
+  p.rma_in_flight = 0;
+}
+
+}  // namespace augur::host
