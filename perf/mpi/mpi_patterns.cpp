@@ -24,8 +24,13 @@
 //                  long as the collective), and both (start, compute, wait), the computation
 //                  either silent or calling MPI_Test ten times (what gives an MPI without a
 //                  progress thread its chance). Overlap = 1 - (t_both - t_compute) / t_collective.
+//   rma            one-sided: rank 0 the origin, rank 1 the target, inside one MPI_Win_lock_all
+//                  epoch on an MPI_Win_allocate window. Per operation, completed by
+//                  MPI_Win_flush: MPI_Put, MPI_Get, MPI_Accumulate (MPI_SUM of doubles) of n bytes,
+//                  MPI_Fetch_and_op (one int64); and MPI_Put while the target computes without
+//                  calling MPI (what an MPI whose target must take part cannot overlap).
 //
-// Usage: augur-perf-patterns halo|early-arrival|buffering|overlap [--sizes a,b,c] [--iters N]
+// Usage: augur-perf-patterns halo|early-arrival|buffering|overlap|rma [--sizes a,b,c] [--iters N]
 //        [--rounds R] [--pattern cyclic|random] [--post late|pre] [--delay-us D] [--coll C]
 #include <mpi.h>
 
@@ -270,6 +275,59 @@ bool overlap(const Options& o, int size, std::size_t n, double t[4]) {
   return true;
 }
 
+// The rma row for n bytes: t[0] put, t[1] get, t[2] accumulate, t[3] fetch_and_op, t[4] put with
+// the target computing (us per operation, completion included; medians over rounds, at rank 0).
+bool rma(const Options& o, int rank, std::size_t n, double t[5]) {
+  const std::size_t elems = std::max<std::size_t>(n / sizeof(double), 1);
+  const auto bytes = static_cast<MPI_Aint>(elems * sizeof(double));
+  double* base = nullptr;
+  MPI_Win win;
+  if (!ok(MPI_Win_allocate(bytes, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win))) return false;
+  std::fill(base, base + elems, 0.0);
+  std::vector<double> local(elems, 1.0);
+  std::int64_t one = 1, old = 0;
+  const int count = static_cast<int>(elems);
+  std::vector<double> rounds[5];
+  MPI_Win_lock_all(0, win);
+  auto op = [&](int k) {
+    switch (k) {
+      case 1: return ok(MPI_Get(local.data(), count, MPI_DOUBLE, 1, 0, count, MPI_DOUBLE, win));
+      case 2: return ok(MPI_Accumulate(local.data(), count, MPI_DOUBLE, 1, 0, count, MPI_DOUBLE, MPI_SUM, win));
+      case 3: return ok(MPI_Fetch_and_op(&one, &old, MPI_INT64_T, 1, 0, MPI_SUM, win));
+      default: return ok(MPI_Put(local.data(), count, MPI_DOUBLE, 1, 0, count, MPI_DOUBLE, win));
+    }
+  };
+  for (int round = -1; round < o.rounds; ++round) {
+    for (int k = 0; k < 5; ++k) {
+      double busy_us = 0;
+      if (k == 4) {  // the target computes for three times as long as the plain puts took
+        busy_us = round >= 0 && rank == 0 ? 3 * o.iters * rounds[0].back() + 1000 : 1000;  // sent by rank 0
+        MPI_Bcast(&busy_us, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+      }
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (rank == 1 && k == 4) spin_us(busy_us);
+      if (rank != 0) continue;
+      const auto t0 = Clock::now();
+      for (int i = 0; i < o.iters; ++i) {
+        if (!op(k) || !ok(MPI_Win_flush(1, win))) return false;
+      }
+      if (round >= 0) rounds[k].push_back(us_since(t0) / o.iters);
+      if (k == 2) {  // the puts left 1.0 everywhere; each accumulate added 1.0
+        double last = 0;
+        if (!ok(MPI_Get(&last, 1, MPI_DOUBLE, 1, count - 1, 1, MPI_DOUBLE, win)) || !ok(MPI_Win_flush(1, win))) return false;
+        if (last != 1.0 + o.iters) {
+          std::fprintf(stderr, "augur-perf-patterns: rma accumulated %g, not %g\n", last, 1.0 + o.iters);
+          return false;
+        }
+      }
+    }
+  }
+  MPI_Win_unlock_all(win);
+  MPI_Win_free(&win);
+  for (int k = 0; k < 5; ++k) t[k] = rank == 0 ? median(rounds[k]) : 0;
+  return true;
+}
+
 double overlap_pct(double t_coll, double t_comp, double t_both) {
   const double v = 100.0 * (1.0 - (t_both - t_comp) / t_coll);
   return std::max(0.0, std::min(100.0, v));
@@ -317,6 +375,13 @@ int run(const Options& o, int rank, int size) {
                     "{\"bytes\": %zu, \"t_collective\": %.3f, \"t_compute\": %.3f, \"t_both_silent\": %.3f, "
                     "\"overlap_silent_pct\": %.1f, \"t_both_tests\": %.3f, \"overlap_tests_pct\": %.1f}",
                     n, t[0], t[1], t[2], overlap_pct(t[0], t[1], t[2]), t[3], overlap_pct(t[0], t[1], t[3]));
+    } else if (o.cmd == "rma") {
+      double t[5];
+      if (!rma(o, rank, n, t)) return 1;
+      std::snprintf(row, sizeof row,
+                    "{\"bytes\": %zu, \"t_put\": %.3f, \"t_get\": %.3f, \"t_accumulate\": %.3f, \"t_fetch_and_op\": %.3f, "
+                    "\"t_put_target_busy\": %.3f}",
+                    n, t[0], t[1], t[2], t[3], t[4]);
     } else {
       if (!ring(o, rank, size, n, false, a) || !ring(o, rank, size, n, true, b)) return 1;
       const double bn = static_cast<double>(n) / a, bu = static_cast<double>(n) / b, bc = copy_mbps(n);
@@ -347,10 +412,10 @@ int run(const Options& o, int rank, int size) {
 }
 
 constexpr const char* kUsage =
-    "usage: augur-perf-patterns halo|early-arrival|buffering|overlap [--sizes a,b,c] [--iters N] [--rounds R]\n"
+    "usage: augur-perf-patterns halo|early-arrival|buffering|overlap|rma [--sizes a,b,c] [--iters N] [--rounds R]\n"
     "       [--pattern cyclic|random] [--post late|pre] [--delay-us D]\n"
     "       [--coll iallreduce|ialltoall|ibcast|ibarrier]\n"
-    "(early-arrival: exactly 2 ranks; halo, buffering and overlap: 2 or more)\n";
+    "(early-arrival and rma: exactly 2 ranks; halo, buffering and overlap: 2 or more)\n";
 
 }  // namespace
 
@@ -400,6 +465,10 @@ int main(int argc, char** argv) {
   } else if (o.cmd == "overlap") {
     if (o.sizes.empty()) o.sizes = {8, 16384, 1048576};
     if (o.iters == 0) o.iters = 50;
+  } else if (o.cmd == "rma") {
+    if (o.sizes.empty()) o.sizes = {8, 4096, 65536};
+    if (o.iters == 0) o.iters = 100;
+    good = good && size == 2;
   } else {
     good = false;
   }

@@ -768,8 +768,70 @@ static void concurrent_accumulate(void) {
   MPI_Win_free(&win);
 }
 
+static void int64_atomics(void) {
+  /* 8-byte integers go by the NIC's own atomics (fetch-and-add, compare-and-swap loops): every
+   * rank at once, on the same elements of rank 0, SUM, MAX, REPLACE, BXOR and compare-and-swap,
+   * and a strided get_accumulate on every rank's window. */
+  enum { N = 40, E = 8 };
+  int64_t w[E];
+  for (int k = 0; k < E; ++k) w[k] = 0;
+  w[3] = -1;
+  MPI_Win win;
+  MPI_Win_create(w, sizeof w, sizeof(int64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+  MPI_Barrier(MPI_COMM_WORLD);
+  int64_t one = 1, old = 0, cas_old = -7, me = g_rank, mask = (int64_t)1 << (g_rank % 60);
+  MPI_Win_lock_all(0, win);
+  for (int i = 0; i < N; ++i) {
+    const int64_t v = (int64_t)g_rank * 1000 + i;
+    MPI_Accumulate(&one, 1, MPI_INT64_T, 0, 0, 1, MPI_INT64_T, MPI_SUM, win);
+    MPI_Accumulate(&v, 1, MPI_INT64_T, 0, 1, 1, MPI_INT64_T, MPI_MAX, win);
+    MPI_Fetch_and_op(&me, &old, MPI_INT64_T, 0, 2, MPI_REPLACE, win);
+    if (i == 0) {
+      MPI_Compare_and_swap(&me, &(int64_t){-1}, &cas_old, MPI_INT64_T, 0, 3, win);
+      MPI_Accumulate(&mask, 1, MPI_INT64_T, 0, 4, 1, MPI_INT64_T, MPI_BXOR, win);
+    }
+  }
+  MPI_Win_unlock_all(win);
+  int won = cas_old == -1, winners = 0;
+  MPI_Allreduce(&won, &winners, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+  CHECK(winners == 1 && (cas_old == -1 || (cas_old >= 0 && cas_old < g_size)), "int64 CAS: %d winners, got %lld",
+        winners, (long long)cas_old);
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) {
+    int64_t xmask = 0;
+    for (int r = 0; r < g_size; ++r) xmask ^= (int64_t)1 << (r % 60);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win);
+    CHECK(w[0] == (int64_t)N * g_size, "int64 SUM: %lld, expected %lld", (long long)w[0], (long long)N * g_size);
+    CHECK(w[1] == (int64_t)(g_size - 1) * 1000 + N - 1, "int64 MAX: %lld", (long long)w[1]);
+    CHECK(w[2] >= 0 && w[2] < g_size, "int64 REPLACE left %lld", (long long)w[2]);
+    CHECK(w[3] >= 0 && w[3] < g_size, "int64 CAS left %lld", (long long)w[3]);
+    CHECK(w[4] == xmask, "int64 BXOR: %llx, expected %llx", (long long)w[4], (long long)xmask);
+    MPI_Win_unlock(0, win);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  /* Strided: add 1..4 to elements 0, 2, 4, 6 of the right neighbour's window, fetching the old. */
+  const int right = (g_rank + 1) % g_size;
+  MPI_Datatype every2;
+  MPI_Type_vector(4, 1, 2, MPI_INT64_T, &every2);
+  MPI_Type_commit(&every2);
+  for (int k = 0; k < E; ++k) w[k] = 100 + k;
+  MPI_Win_fence(0, win);
+  const int64_t add[4] = {1, 2, 3, 4};
+  int64_t got[4] = {0, 0, 0, 0};
+  MPI_Get_accumulate(add, 4, MPI_INT64_T, got, 4, MPI_INT64_T, right, 0, 1, every2, MPI_SUM, win);
+  MPI_Win_fence(0, win);
+  CHECK(got[0] == 100 && got[1] == 102 && got[2] == 104 && got[3] == 106, "strided int64 get_accumulate fetched %lld %lld %lld %lld",
+        (long long)got[0], (long long)got[1], (long long)got[2], (long long)got[3]);
+  CHECK(w[0] == 101 && w[1] == 101 && w[2] == 104 && w[3] == 103 && w[4] == 107 && w[6] == 110 && w[7] == 107,
+        "strided int64 accumulate left %lld %lld %lld %lld %lld %lld %lld %lld", (long long)w[0], (long long)w[1],
+        (long long)w[2], (long long)w[3], (long long)w[4], (long long)w[5], (long long)w[6], (long long)w[7]);
+  MPI_Type_free(&every2);
+  MPI_Win_free(&win);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
+  int64_atomics();
   fence_put_get();
   allocate_attrs();
   accumulates();

@@ -18,7 +18,7 @@ bad = []
 def check(cond, what):
     if not cond:
         bad.append(what)
-for sub in ("lat", "bw", "halo", "buffering", "overlap"):
+for sub in ("lat", "bw", "halo", "buffering", "overlap", "rma"):
     d = json.load(open(f"{out}/{sub}.json"))["contenders"]
     want = contenders if sub in ("lat", "bw") else [c for c in contenders if c != "raw-verbs"]
     check(sorted(d) == sorted(want), f"{sub}: contenders {sorted(d)}")
