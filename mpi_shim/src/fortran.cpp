@@ -366,3 +366,64 @@ AUGUR_F(ineighbor_allgather, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F
         PMPI_Ineighbor_allgather(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm, req))
 AUGUR_F(ineighbor_alltoall, (void* sb, F* sn, F* st_, void* rb, F* rn, F* rt, F* comm, F* req, F* ierr),
         PMPI_Ineighbor_alltoall(cbuf(sb), *sn, *st_, buf(rb), *rn, *rt, *comm, req))
+
+// One-sided communication (docs/rma.md). Sizes, displacements and the base address of
+// MPI_Win_allocate are INTEGER(KIND=MPI_ADDRESS_KIND).
+using A = MPI_Aint;
+AUGUR_F(win_create, (void* base, A* size, F* disp_unit, F* info, F* comm, F* win, F* ierr),
+        PMPI_Win_create(buf(base), *size, *disp_unit, *info, *comm, win))
+AUGUR_F(win_allocate, (A * size, F* disp_unit, F* info, F* comm, A* baseptr, F* win, F* ierr),
+        PMPI_Win_allocate(*size, *disp_unit, *info, *comm, baseptr, win))
+AUGUR_F(win_create_dynamic, (F * info, F* comm, F* win, F* ierr), PMPI_Win_create_dynamic(*info, *comm, win))
+AUGUR_F(win_attach, (F * win, void* base, A* size, F* ierr), PMPI_Win_attach(*win, base, *size))
+AUGUR_F(win_detach, (F * win, void* base, F* ierr), PMPI_Win_detach(*win, base))
+AUGUR_F(win_free, (F * win, F* ierr), PMPI_Win_free(win))
+AUGUR_F(put, (void* o, F* oc, F* ot, F* rank, A* disp, F* tc, F* tt, F* win, F* ierr),
+        PMPI_Put(cbuf(o), *oc, *ot, *rank, *disp, *tc, *tt, *win))
+AUGUR_F(get, (void* o, F* oc, F* ot, F* rank, A* disp, F* tc, F* tt, F* win, F* ierr),
+        PMPI_Get(buf(o), *oc, *ot, *rank, *disp, *tc, *tt, *win))
+AUGUR_F(rput, (void* o, F* oc, F* ot, F* rank, A* disp, F* tc, F* tt, F* win, F* req, F* ierr),
+        PMPI_Rput(cbuf(o), *oc, *ot, *rank, *disp, *tc, *tt, *win, req))
+AUGUR_F(rget, (void* o, F* oc, F* ot, F* rank, A* disp, F* tc, F* tt, F* win, F* req, F* ierr),
+        PMPI_Rget(buf(o), *oc, *ot, *rank, *disp, *tc, *tt, *win, req))
+AUGUR_F(accumulate, (void* o, F* oc, F* ot, F* rank, A* disp, F* tc, F* tt, F* op, F* win, F* ierr),
+        PMPI_Accumulate(cbuf(o), *oc, *ot, *rank, *disp, *tc, *tt, *op, *win))
+AUGUR_F(get_accumulate,
+        (void* o, F* oc, F* ot, void* r, F* rc, F* rt, F* rank, A* disp, F* tc, F* tt, F* op, F* win, F* ierr),
+        PMPI_Get_accumulate(cbuf(o), *oc, *ot, buf(r), *rc, *rt, *rank, *disp, *tc, *tt, *op, *win))
+AUGUR_F(fetch_and_op, (void* o, void* r, F* dt, F* rank, A* disp, F* op, F* win, F* ierr),
+        PMPI_Fetch_and_op(cbuf(o), buf(r), *dt, *rank, *disp, *op, *win))
+AUGUR_F(compare_and_swap, (void* o, void* c, void* r, F* dt, F* rank, A* disp, F* win, F* ierr),
+        PMPI_Compare_and_swap(cbuf(o), cbuf(c), buf(r), *dt, *rank, *disp, *win))
+AUGUR_F(win_fence, (F * assert_, F* win, F* ierr), PMPI_Win_fence(*assert_, *win))
+AUGUR_F(win_post, (F * group, F* assert_, F* win, F* ierr), PMPI_Win_post(*group, *assert_, *win))
+AUGUR_F(win_start, (F * group, F* assert_, F* win, F* ierr), PMPI_Win_start(*group, *assert_, *win))
+AUGUR_F(win_complete, (F * win, F* ierr), PMPI_Win_complete(*win))
+AUGUR_F(win_wait, (F * win, F* ierr), PMPI_Win_wait(*win))
+AUGUR_F(win_test, (F * win, F* flag, F* ierr), PMPI_Win_test(*win, flag))
+AUGUR_F(win_lock, (F * type, F* rank, F* assert_, F* win, F* ierr), PMPI_Win_lock(*type, *rank, *assert_, *win))
+AUGUR_F(win_unlock, (F * rank, F* win, F* ierr), PMPI_Win_unlock(*rank, *win))
+AUGUR_F(win_lock_all, (F * assert_, F* win, F* ierr), PMPI_Win_lock_all(*assert_, *win))
+AUGUR_F(win_unlock_all, (F * win, F* ierr), PMPI_Win_unlock_all(*win))
+AUGUR_F(win_flush, (F * rank, F* win, F* ierr), PMPI_Win_flush(*rank, *win))
+AUGUR_F(win_flush_all, (F * win, F* ierr), PMPI_Win_flush_all(*win))
+AUGUR_F(win_flush_local, (F * rank, F* win, F* ierr), PMPI_Win_flush_local(*rank, *win))
+AUGUR_F(win_flush_local_all, (F * win, F* ierr), PMPI_Win_flush_local_all(*win))
+AUGUR_F(win_sync, (F * win, F* ierr), PMPI_Win_sync(*win))
+AUGUR_F(win_get_group, (F * win, F* group, F* ierr), PMPI_Win_get_group(*win, group))
+AUGUR_F(win_set_errhandler, (F * win, F* eh, F* ierr), PMPI_Win_set_errhandler(*win, *eh))
+AUGUR_F(win_get_errhandler, (F * win, F* eh, F* ierr), PMPI_Win_get_errhandler(*win, eh))
+AUGUR_F(win_set_info, (F * win, F* info, F* ierr), PMPI_Win_set_info(*win, *info))
+AUGUR_F(win_get_info, (F * win, F* info, F* ierr), PMPI_Win_get_info(*win, info))
+extern "C" void pmpi_win_set_name_(F* win, const char* name, F* ierr, std::size_t len) {
+  *ierr = PMPI_Win_set_name(*win, from_fortran(name, len).c_str());
+}
+extern "C" void pmpi_win_get_name_(F* win, char* name, F* resultlen, F* ierr, std::size_t len) {
+  char tmp[MPI_MAX_OBJECT_NAME] = {};
+  int n = 0;
+  *ierr = PMPI_Win_get_name(*win, tmp, &n);
+  to_fortran(tmp, name, len);
+  *resultlen = std::min(n, static_cast<int>(len));
+}
+extern "C" decltype(pmpi_win_set_name_) mpi_win_set_name_ __attribute__((weak, alias("pmpi_win_set_name_")));
+extern "C" decltype(pmpi_win_get_name_) mpi_win_get_name_ __attribute__((weak, alias("pmpi_win_get_name_")));

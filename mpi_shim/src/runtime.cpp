@@ -420,6 +420,7 @@ AUGUR_MPI_FN(int, Finalize, (void), ()) {
   if (!f.ok()) return raise(MPI_COMM_WORLD, "MPI_Finalize", from_status(f));
   s.reqs.clear();
   s.free_reqs.clear();
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", drop_windows());
   s.engine.reset();
   s.boot.reset();  // says goodbye to the bootstrap server
   if (s.own_server) {

@@ -185,6 +185,8 @@ std::map<int, void*>* win_attrs(MPI_Win w);
 std::vector<std::pair<std::string, std::string>>* win_hints(MPI_Win w);
 bool win_predefined_attr(MPI_Win w, int keyval, void* attribute_val, int* flag);
 Err check_win(MPI_Win w);
+// MPI_Finalize: windows the program did not free are deregistered before the engine goes.
+Err drop_windows();
 int raise_win(MPI_Win w, const char* fn, const Err& e);
 // MPI_Info objects (attributes.cpp): the hints of `info` (null if invalid), and a new object.
 std::vector<std::pair<std::string, std::string>>* info_hints(MPI_Info info);

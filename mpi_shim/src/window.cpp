@@ -331,15 +331,6 @@ MPI_Datatype basic_of(MPI_Datatype th) {
   return MPI_DATATYPE_NULL;
 }
 
-Err acquire_acc(Win& w, int target) {
-  const auto me = static_cast<std::uint64_t>(w.comm->rank) + 1;
-  for (;;) {
-    Result<std::uint64_t> old = ctl_atomic(w, target, offsetof(WinCtl, acc_lock), host::RmaOp::kCompareSwap, 0, me);
-    if (!old.ok()) return err(MPI_ERR_OTHER, old.status().message());
-    if (*old == 0) return ok();
-    AUGUR_ERR_RETURN(relax());
-  }
-}
 
 // Does the NIC's 8-byte fetch-and-add act on memory as this CPU reads it? (rxe does; an adapter
 // that treats the word as big-endian does not.) Asked once, of a word of our own through the NIC.
@@ -419,8 +410,9 @@ Err atomic_accumulate(Win& w, const std::vector<Span>& spans, std::uint32_t rkey
 
 // Accumulate, get-accumulate, fetch-and-op and compare-and-swap: by the NIC's atomics for 8-byte
 // integers, else under the target's accumulate lock: read the target data, hand the old data
-// back, combine, write back. `compare` non-null: compare-and-swap (one element). Complete when
-// it returns.
+// back, combine, write back. `compare` non-null: compare-and-swap (one element). The old data
+// is in the result buffer when it returns; the update completes with this rank's next
+// completion point.
 Err accumulate(Win& w, const void* obuf, std::int64_t ocount, MPI_Datatype ot, void* rbuf, std::int64_t rcount,
                MPI_Datatype rt, int target, MPI_Aint disp, std::int64_t tcount, MPI_Datatype tt, MPI_Op op,
                const void* compare = nullptr) {
@@ -444,22 +436,36 @@ Err accumulate(Win& w, const void* obuf, std::int64_t ocount, MPI_Datatype ot, v
     AUGUR_ERR_RETURN(atomic_accumulate(w, spans, rkey, in, cur, op, basic, target, compare));
     return rbuf != nullptr ? unpack(cur.data(), bytes, rbuf, rcount, *type_of(rt)) : ok();
   }
-  AUGUR_ERR_RETURN(acquire_acc(w, target));
-  Err result;
-  auto each = [&](host::RmaOp kind) -> Err {
+  // The lock's compare-and-swap and the READ of the target data go out together (one round
+  // trip): the responder carries them out in order, so if the swap took the lock the data read
+  // is the locked data; if not, it is dropped and both are tried again.
+  const bool need_old = rbuf != nullptr || compare != nullptr || (op != MPI_REPLACE && op != MPI_NO_OP);
+  const auto me = static_cast<std::uint64_t>(w.comm->rank) + 1;
+  const WinShare& p = w.peers[static_cast<std::size_t>(target)];
+  auto each = [&](host::RmaOp kind, host::RequestPtr* last) -> Err {
     std::byte* local = cur.data();
-    host::RequestPtr last;
     for (const Span& s : spans) {
       Result<host::RequestPtr> r = start(w, target, kind, local, static_cast<std::size_t>(s.len), s.addr, rkey);
       if (!r.ok()) return from_status(r.status());
-      last = *r;
+      *last = *r;
       local += s.len;
     }
-    return last ? wait_engine(last) : ok();
+    return ok();
   };
-  const bool need_old = rbuf != nullptr || compare != nullptr || (op != MPI_REPLACE && op != MPI_NO_OP);
-  if (need_old) result = each(host::RmaOp::kGet);
-  if (result.ok() && rbuf != nullptr) result = unpack(cur.data(), bytes, rbuf, rcount, *type_of(rt));
+  for (;;) {
+    std::uint64_t holder = 0;
+    Result<host::RequestPtr> lock = start(w, target, host::RmaOp::kCompareSwap, &holder, 8,
+                                          p.ctl + offsetof(WinCtl, acc_lock), p.ctl_rkey, 0, me);
+    if (!lock.ok()) return from_status(lock.status());
+    host::RequestPtr read;
+    if (need_old) AUGUR_ERR_RETURN(each(host::RmaOp::kGet, &read));
+    AUGUR_ERR_RETURN(wait_engine(*lock));
+    if (read) AUGUR_ERR_RETURN(wait_engine(read));
+    if (holder == 0) break;
+    AUGUR_ERR_RETURN(relax());
+  }
+  Err result;
+  if (rbuf != nullptr) result = unpack(cur.data(), bytes, rbuf, rcount, *type_of(rt));
   bool write = op != MPI_NO_OP;
   if (result.ok() && compare != nullptr) {
     write = std::memcmp(cur.data(), compare, bytes) == 0;
@@ -468,9 +474,16 @@ Err accumulate(Win& w, const void* obuf, std::int64_t ocount, MPI_Datatype ot, v
     const Type& b = *type_of(basic);
     apply_op(op, in.data(), cur.data(), static_cast<std::int64_t>(bytes) / b.size, basic, b);
   }
-  if (result.ok() && write) result = each(host::RmaOp::kPut);
+  // The WRITE back and the release go out together and are not waited for: the release comes
+  // after the WRITE at the target, so the next holder reads the new data; this rank's completion
+  // points (flush, unlock, fence) wait for both. The data stays alive until then.
+  if (result.ok() && write) {
+    host::RequestPtr last;
+    result = each(host::RmaOp::kPut, &last);
+    w.deferred.push_back(Deferred{target, std::move(cur), nullptr, 0, nullptr});
+    ++w.pending;
+  }
   // Released even after an error, so that the others are not locked out.
-  const auto me = static_cast<std::uint64_t>(w.comm->rank) + 1;
   if (Err e = ctl_release(w, target, offsetof(WinCtl, acc_lock), ~me + 1); !e.ok() && result.ok()) result = e;
   return result;
 }
@@ -618,6 +631,22 @@ Err unlock_one(Win& w, Held how, int target) {
 }  // namespace
 
 // --- shim-internal interface (shim.h) --------------------------------------------------------------
+
+Err drop_windows() {
+  Err first;
+  for (auto& w : g_wins) {
+    if (!w) continue;
+    if (Err e = complete_ops(*w, -1); !e.ok() && first.ok()) first = e;
+    if (w->allocated != nullptr) {
+      w->mr.reset();
+      ::munmap(w->allocated, w->allocated_len);
+    }
+    w.reset();
+  }
+  g_wins.resize(1);
+  g_free_wins.clear();
+  return first;
+}
 
 Err check_win(MPI_Win w) {
   if (win_of(w) == nullptr) return err(MPI_ERR_WIN, "invalid window " + std::to_string(w));

@@ -33,6 +33,8 @@ program fortran_conformance
   type(rec_t) :: recs_out(2), recs_in(2)
   type(c_ptr) :: cp
   double precision, pointer :: mem(:)
+  integer :: win, wbuf(4)
+  integer(kind=8) :: cnt8, one8, old8
   pass = 0
   fail = 0
   call MPI_Init(ierr)
@@ -472,6 +474,34 @@ program fortran_conformance
       call check(gcomm == MPI_COMM_NULL, 'graph_create leaves the others out')
     end if
   end if
+
+  ! One-sided: a put to the right neighbour under fence (displacement in INTEGERs), and a
+  ! fetch_and_op counter at rank 0 under a shared lock.
+  wbuf = -1
+  call MPI_Win_create(wbuf, int(16, MPI_ADDRESS_KIND), 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_fence(0, win, ierr)
+  kbuf(1) = 500 + rank
+  call MPI_Put(kbuf, 1, MPI_INTEGER, mod(rank + 1, nprocs), int(2, MPI_ADDRESS_KIND), 1, MPI_INTEGER, win, ierr)
+  call MPI_Win_fence(0, win, ierr)
+  call check(ierr == MPI_SUCCESS .and. wbuf(3) == 500 + mod(rank + nprocs - 1, nprocs) .and. wbuf(1) == -1, &
+             'put under fence')
+  call MPI_Win_free(win, ierr)
+  call check(win == MPI_WIN_NULL, 'win_free')
+  cnt8 = 0
+  one8 = 1
+  call MPI_Win_create(cnt8, int(8, MPI_ADDRESS_KIND), 8, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win, ierr)
+  do i = 1, 10
+    call MPI_Fetch_and_op(one8, old8, MPI_INTEGER8, 0, int(0, MPI_ADDRESS_KIND), MPI_SUM, win, ierr)
+  end do
+  call MPI_Win_unlock(0, win, ierr)
+  call MPI_Barrier(MPI_COMM_WORLD, ierr)
+  if (rank == 0) then
+    call MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win, ierr)
+    call check(cnt8 == 10 * nprocs, 'fetch_and_op counter')
+    call MPI_Win_unlock(0, win, ierr)
+  end if
+  call MPI_Win_free(win, ierr)
 
   call check(MPI_Wtime() >= t0, 'wtime')
 
