@@ -322,15 +322,23 @@ AUGUR_F(comm_set_info, (F * comm, F* info, F* ierr), PMPI_Comm_set_info(*comm, *
 AUGUR_F(comm_get_info, (F * comm, F* info, F* ierr), PMPI_Comm_get_info(*comm, info))
 AUGUR_F(comm_dup_with_info, (F * comm, F* info, F* newcomm, F* ierr), PMPI_Comm_dup_with_info(*comm, *info, newcomm))
 
+// An object's name (MPI_Type_get_name, MPI_Win_get_name) into a blank-padded CHARACTER.
+namespace {
+int get_name(int (*get)(int, char*, int*), int handle, char* name, F* resultlen, std::size_t len) {
+  char tmp[MPI_MAX_OBJECT_NAME] = {};
+  int n = 0;
+  const int rc = get(handle, tmp, &n);
+  to_fortran(tmp, name, len);
+  *resultlen = std::min(n, static_cast<int>(len));
+  return rc;
+}
+}  // namespace
+
 extern "C" void pmpi_type_set_name_(F* type, const char* name, F* ierr, std::size_t len) {
   *ierr = PMPI_Type_set_name(*type, from_fortran(name, len).c_str());
 }
 extern "C" void pmpi_type_get_name_(F* type, char* name, F* resultlen, F* ierr, std::size_t len) {
-  char tmp[MPI_MAX_OBJECT_NAME] = {};
-  int n = 0;
-  *ierr = PMPI_Type_get_name(*type, tmp, &n);
-  to_fortran(tmp, name, len);
-  *resultlen = std::min(n, static_cast<int>(len));
+  *ierr = get_name(PMPI_Type_get_name, *type, name, resultlen, len);
 }
 extern "C" decltype(pmpi_type_set_name_) mpi_type_set_name_ __attribute__((weak, alias("pmpi_type_set_name_")));
 extern "C" decltype(pmpi_type_get_name_) mpi_type_get_name_ __attribute__((weak, alias("pmpi_type_get_name_")));
@@ -419,11 +427,7 @@ extern "C" void pmpi_win_set_name_(F* win, const char* name, F* ierr, std::size_
   *ierr = PMPI_Win_set_name(*win, from_fortran(name, len).c_str());
 }
 extern "C" void pmpi_win_get_name_(F* win, char* name, F* resultlen, F* ierr, std::size_t len) {
-  char tmp[MPI_MAX_OBJECT_NAME] = {};
-  int n = 0;
-  *ierr = PMPI_Win_get_name(*win, tmp, &n);
-  to_fortran(tmp, name, len);
-  *resultlen = std::min(n, static_cast<int>(len));
+  *ierr = get_name(PMPI_Win_get_name, *win, name, resultlen, len);
 }
 extern "C" decltype(pmpi_win_set_name_) mpi_win_set_name_ __attribute__((weak, alias("pmpi_win_set_name_")));
 extern "C" decltype(pmpi_win_get_name_) mpi_win_get_name_ __attribute__((weak, alias("pmpi_win_get_name_")));
