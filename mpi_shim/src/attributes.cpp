@@ -115,7 +115,8 @@ void make_env_info() {
   Hints h;
   if (const char* p = std::getenv("AUGUR_PROGRAM")) h.emplace_back("command", p);
   h.emplace_back("maxprocs", std::to_string(S().world_size));
-  h.emplace_back("thread_level", S().thread_level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
+  h.emplace_back("thread_level", S().thread_level == MPI_THREAD_MULTIPLE     ? "MPI_THREAD_MULTIPLE"
+                                 : S().thread_level == MPI_THREAD_SERIALIZED ? "MPI_THREAD_SERIALIZED"
                                  : S().thread_level == MPI_THREAD_FUNNELED ? "MPI_THREAD_FUNNELED"
                                                                            : "MPI_THREAD_SINGLE");
   v[1] = std::make_unique<Hints>(std::move(h));

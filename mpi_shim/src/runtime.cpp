@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
 #include <string>
 
 #include "augur/settings.h"
@@ -302,7 +304,37 @@ Err progress_once() {
   return ok();
 }
 
+namespace threads {
+std::atomic<bool> g_multiple{false};
+namespace {
+std::mutex g_lock;
+thread_local bool t_holding = false;
+}  // namespace
+bool enter() {
+  if (t_holding) return false;  // a nested call (a callback of ours calling MPI)
+  g_lock.lock();
+  t_holding = true;
+  return true;
+}
+void leave() {
+  t_holding = false;
+  g_lock.unlock();
+}
+void yield() {
+  if (!t_holding) return;
+  g_lock.unlock();
+  std::this_thread::yield();
+  g_lock.lock();
+}
+}  // namespace threads
+
 Err relax() {
+  // Several threads: the engine is not for sleeping in while the lock is held, and another
+  // thread may be about to send what this one waits for. Spin, yielding the lock.
+  if (threads::g_multiple.load(std::memory_order_relaxed)) {
+    threads::yield();
+    return ok();
+  }
   Status st = S().engine->relax(1000);
   return st.ok() ? ok() : from_status(st);
 }
@@ -364,8 +396,12 @@ Err init_job(int required, int* provided) {
   s.groups.emplace_back();                           // MPI_GROUP_NULL
   s.groups.push_back(std::make_shared<Group>());     // MPI_GROUP_EMPTY
   s.thread_level = required < MPI_THREAD_SINGLE ? MPI_THREAD_SINGLE
-                   : required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED
-                                                      : required;
+                   : required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE
+                                                    : required;
+  s.main_thread = std::this_thread::get_id();
+  // From here on every entry point takes the library's lock (the calling thread is inside
+  // MPI_Init_thread without it: its guard was made before; nobody else may call MPI yet).
+  threads::g_multiple.store(s.thread_level == MPI_THREAD_MULTIPLE, std::memory_order_release);
   if (provided != nullptr) *provided = s.thread_level;
   s.initialized = 1;
   s.t0 = 0;
@@ -487,7 +523,7 @@ AUGUR_MPI_FN(int, Query_thread, (int* provided), (provided)) {
 AUGUR_MPI_FN(int, Is_thread_main, (int* flag), (flag)) {
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Is_thread_main", check_running());
   if (flag == nullptr) return raise(MPI_COMM_WORLD, "MPI_Is_thread_main", err(MPI_ERR_ARG, "null argument"));
-  *flag = 1;
+  *flag = std::this_thread::get_id() == S().main_thread ? 1 : 0;
   return MPI_SUCCESS;
 }
 

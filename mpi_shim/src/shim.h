@@ -10,8 +10,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <map>
 #include <memory>
+#include <thread>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -194,10 +196,35 @@ MPI_Info make_info(std::vector<std::pair<std::string, std::string>> hints);
 // MPI_Comm_get_attr for a user keyval.
 Err get_comm_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 
+// MPI_THREAD_MULTIPLE (docs/mpi.md, "Threads"): one lock around the library, as MPICH's global
+// critical section. A thread's outermost entry point takes it; a wait loop gives it up while it
+// yields (relax), so that another thread can send what this one waits for. Below
+// MPI_THREAD_MULTIPLE the entry points only test one flag.
+namespace threads {
+extern std::atomic<bool> g_multiple;
+bool enter();  // true if this call took the lock (the thread's outermost entry)
+void leave();
+void yield();  // lets the other threads in for a moment (if this thread holds the lock)
+}  // namespace threads
+
+class EntryGuard {
+ public:
+  EntryGuard() : held_(threads::g_multiple.load(std::memory_order_relaxed) && threads::enter()) {}
+  ~EntryGuard() {
+    if (held_) threads::leave();
+  }
+  EntryGuard(const EntryGuard&) = delete;
+  EntryGuard& operator=(const EntryGuard&) = delete;
+
+ private:
+  bool held_;
+};
+
 struct State {
   int initialized = 0;
   int finalized = 0;
   int thread_level = MPI_THREAD_SINGLE;
+  std::thread::id main_thread;  // the one that called MPI_Init (MPI_Is_thread_main)
   std::unique_ptr<host::BootstrapServer> own_server;  // singleton runs without augurrun
   std::unique_ptr<host::Bootstrap> boot;
   std::unique_ptr<host::Engine> engine;
@@ -369,6 +396,7 @@ void init_errhandlers();
 #define AUGUR_MPI_FN(ret, name, params, args)                                             \
   static ret augur_impl_##name params;                                                    \
   extern "C" ret PMPI_##name params {                                                     \
+    ::augur::mpi::EntryGuard augur_guard_;                                                \
     try {                                                                                 \
       return augur_impl_##name args;                                                      \
     } catch (...) {                                                                       \

@@ -22,7 +22,7 @@ static long g_pass, g_fail;
     }                                                                                    \
   } while (0)
 
-static void start(int* argc, char*** argv) {
+static inline void start(int* argc, char*** argv) {
   MPI_Init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &g_size);

@@ -117,6 +117,7 @@ Status rank_main(std::uint16_t port, int rank) {
   }
   AUGUR_RETURN_IF_ERROR(boot->fence());
   CHECK(std::atomic_ref<std::uint64_t>(counter).load() == 1000u + kRanks * kAdds, "counter after every rank's adds");
+  AUGUR_RETURN_IF_ERROR(boot->fence());  // every rank has read its counter before rank 0's is swapped
   std::uint64_t seen = 0;
   const std::uint64_t final_count = 1000u + kRanks * kAdds;
   AUGUR_ASSIGN_OR_RETURN(RequestPtr cas, e->rma(0, RmaOp::kCompareSwap, &seen, 8, {peers[0].counter, peers[0].counter_rkey},
