@@ -478,5 +478,8 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "augurrun: %s; %s\n", reason.c_str(), killing ? "stopped the job" : "the other ranks went on");
   }
   std::fflush(nullptr);
+  // A server that has finished is joined (its thread is done: no wait), so that a thread checker
+  // sees no thread left behind; one still running goes with the process.
+  if (watch->done) server.value().reset();
   _exit(exit_code);
 }

@@ -48,8 +48,17 @@ inline double median(std::vector<double> v) {
 }
 
 // MPI_Init; rank and size of MPI_COMM_WORLD.
+// AUGUR_PERF_THREAD_MULTIPLE=1: MPI_Init_thread(MPI_THREAD_MULTIPLE), to measure what the
+// library's thread safety costs a program that asks for it.
 inline void mpi_start(int& argc, char**& argv, int& rank, int& size) {
-  MPI_Init(&argc, &argv);
+  const char* multiple = std::getenv("AUGUR_PERF_THREAD_MULTIPLE");
+  if (multiple != nullptr && std::string(multiple) == "1") {
+    int provided = 0;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+    if (provided != MPI_THREAD_MULTIPLE) std::fprintf(stderr, "MPI_THREAD_MULTIPLE not provided (%d)\n", provided);
+  } else {
+    MPI_Init(&argc, &argv);
+  }
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 }
