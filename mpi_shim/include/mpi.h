@@ -606,6 +606,14 @@ AUGUR_MPI_DECL(int, Op_free, (MPI_Op* op))
 AUGUR_MPI_DECL(int, Op_commutative, (MPI_Op op, int* commute))
 AUGUR_MPI_DECL(int, Reduce_local, (const void* inbuf, void* inoutbuf, int count, MPI_Datatype datatype, MPI_Op op))
 
+/* Generalized requests: operations the program completes itself. */
+typedef int(MPI_Grequest_query_function)(void* extra_state, MPI_Status* status);
+typedef int(MPI_Grequest_free_function)(void* extra_state);
+typedef int(MPI_Grequest_cancel_function)(void* extra_state, int complete);
+AUGUR_MPI_DECL(int, Grequest_start, (MPI_Grequest_query_function* query_fn, MPI_Grequest_free_function* free_fn,
+                                     MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request))
+AUGUR_MPI_DECL(int, Grequest_complete, (MPI_Request request))
+
 /* One-sided communication (docs/rma.md). */
 #define MPI_WIN_NULL 0
 #define MPI_LOCK_EXCLUSIVE 234

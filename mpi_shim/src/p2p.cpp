@@ -129,11 +129,22 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
 }
 
 bool req_done(const Req& r) {
-  if (r.coll) return r.coll->step();  // a nonblocking collective moves on as its transfers complete
+  if (r.coll) return r.coll->step();
+  if (r.greq) return r.greq->complete.load(std::memory_order_acquire);  // a nonblocking collective moves on as its transfers complete
   return r.done_local || !r.er || r.er->done;
 }
 
 Err req_finish(Req& r, MPI_Status* st) {
+  if (r.greq) {  // MPI-3.1 12.2: the query callback fills the status, then the free callback
+    MPI_Status tmp;
+    set_status_empty(&tmp);
+    const int q = r.greq->query(r.greq->extra, ignore(st) ? &tmp : st);
+    const int f = r.greq->free(r.greq->extra);
+    r.greq.reset();
+    if (q != MPI_SUCCESS) return err(q, "the generalized request's query callback failed");
+    if (f != MPI_SUCCESS) return err(f, "the generalized request's free callback failed");
+    return ok();
+  }
   if (r.coll) {
     set_status_empty(st);
     Err e = r.coll->result();
@@ -904,6 +915,13 @@ AUGUR_MPI_FN(int, Request_get_status, (MPI_Request request, int* flag, MPI_Statu
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Request_get_status", progress_once());
   const Req& r = *req_of(request);
   *flag = req_done(r) ? 1 : 0;
+  if (*flag && r.greq) {  // the query callback says, and the request stays (12.2)
+    MPI_Status tmp;
+    set_status_empty(&tmp);
+    const int q = r.greq->query(r.greq->extra, ignore(status) ? &tmp : status);
+    if (q != MPI_SUCCESS) return raise(MPI_COMM_WORLD, "MPI_Request_get_status", err(q, "the query callback failed"));
+    return MPI_SUCCESS;
+  }
   if (*flag && !ignore(status)) {
     set_status_empty(status);
     if (r.kind == ReqKind::kRecv && r.er) {
@@ -925,9 +943,43 @@ AUGUR_MPI_FN(int, Cancel, (MPI_Request * request), (request)) {
   if (r.kind == ReqKind::kColl) {  // MPI-3.1 5.12: erroneous
     return raise(handle_of(r.comm), "MPI_Cancel", err(MPI_ERR_REQUEST, "a nonblocking collective cannot be cancelled"));
   }
+  if (r.greq) {  // the program's cancel callback, told whether it has completed the request
+    const int rc = r.greq->cancel(r.greq->extra, r.greq->complete.load(std::memory_order_acquire) ? 1 : 0);
+    if (rc != MPI_SUCCESS) return raise(MPI_COMM_WORLD, "MPI_Cancel", err(rc, "the cancel callback failed"));
+    return MPI_SUCCESS;
+  }
   // Receives not yet matched are withdrawn; sends are never cancelled (allowed by MPI: the
   // send completes normally and Test_cancelled says false).
   if (r.kind == ReqKind::kRecv && r.er && !r.er->done) (void)S().engine->cancel(r.er);
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Grequest_start,
+             (MPI_Grequest_query_function * query_fn, MPI_Grequest_free_function* free_fn,
+              MPI_Grequest_cancel_function* cancel_fn, void* extra_state, MPI_Request* request),
+             (query_fn, free_fn, cancel_fn, extra_state, request)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Grequest_start", check_running());
+  if (query_fn == nullptr || free_fn == nullptr || cancel_fn == nullptr || request == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Grequest_start", err(MPI_ERR_ARG, "null argument"));
+  }
+  auto r = std::make_shared<Req>();
+  r->kind = ReqKind::kGeneralized;
+  r->greq = std::make_shared<Req::Generalized>();
+  r->greq->query = query_fn;
+  r->greq->free = free_fn;
+  r->greq->cancel = cancel_fn;
+  r->greq->extra = extra_state;
+  *request = new_req(std::move(r));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Grequest_complete, (MPI_Request request), (request)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Grequest_complete", check_running());
+  Req* r = request == MPI_REQUEST_NULL ? nullptr : req_of(request);
+  if (r == nullptr || !r->greq) {
+    return raise(MPI_COMM_WORLD, "MPI_Grequest_complete", err(MPI_ERR_REQUEST, "not a generalized request"));
+  }
+  r->greq->complete.store(true, std::memory_order_release);
   return MPI_SUCCESS;
 }
 

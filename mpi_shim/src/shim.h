@@ -128,7 +128,7 @@ using CommPtr = std::shared_ptr<Comm>;
 
 class CollOp;  // coll_task.h
 
-enum class ReqKind : std::uint8_t { kSend, kRecv, kColl, kRma };
+enum class ReqKind : std::uint8_t { kSend, kRecv, kColl, kRma, kGeneralized };
 
 struct Req {
   ReqKind kind = ReqKind::kSend;
@@ -151,6 +151,16 @@ struct Req {
   bool freed = false;  // MPI_Request_free on an active request: completes in the background
   std::int64_t bsend_bytes = 0;  // buffered send: space it holds in the attached buffer
   std::shared_ptr<CollOp> coll;  // nonblocking collective: the running algorithm
+  // MPI_Grequest_start: the program's callbacks; done when it calls MPI_Grequest_complete (any
+  // thread may).
+  struct Generalized {
+    MPI_Grequest_query_function* query = nullptr;
+    MPI_Grequest_free_function* free = nullptr;
+    MPI_Grequest_cancel_function* cancel = nullptr;
+    void* extra = nullptr;
+    std::atomic<bool> complete{false};
+  };
+  std::shared_ptr<Generalized> greq;
 };
 using ReqPtr = std::shared_ptr<Req>;
 

@@ -293,8 +293,59 @@ static void check_at_exit(void) {
   }
 }
 
+/* Generalized requests (MPI-3.1 12.2): the library calls the program's query, free and cancel
+ * callbacks at the points the standard names, and no others. */
+static int g_q, g_f, g_c, g_cancel_complete = -1;
+static int greq_query(void* extra, MPI_Status* st) {
+  ++g_q;
+  MPI_Status_set_elements(st, MPI_INT, 3);
+  MPI_Status_set_cancelled(st, 0);
+  st->MPI_SOURCE = MPI_UNDEFINED;
+  st->MPI_TAG = MPI_UNDEFINED;
+  return *(int*)extra == 7 ? MPI_SUCCESS : MPI_ERR_OTHER;
+}
+static int greq_free(void* extra) {
+  (void)extra;
+  ++g_f;
+  return MPI_SUCCESS;
+}
+static int greq_cancel(void* extra, int complete) {
+  (void)extra;
+  ++g_c;
+  g_cancel_complete = complete;
+  return MPI_SUCCESS;
+}
+
+static void generalized_requests(void) {
+  int extra = 7, flag = -1, count = -1;
+  MPI_Request r = MPI_REQUEST_NULL;
+  MPI_Status st;
+  CHECK(MPI_Grequest_start(greq_query, greq_free, greq_cancel, &extra, &r) == MPI_SUCCESS && r != MPI_REQUEST_NULL,
+        "grequest_start");
+  MPI_Test(&r, &flag, &st);
+  CHECK(flag == 0 && g_q == 0 && g_f == 0 && r != MPI_REQUEST_NULL, "an incomplete generalized request tests false");
+  MPI_Cancel(&r);
+  CHECK(g_c == 1 && g_cancel_complete == 0, "cancel callback: %d calls, complete=%d", g_c, g_cancel_complete);
+  MPI_Grequest_complete(r);
+  MPI_Request_get_status(r, &flag, &st);
+  CHECK(flag == 1 && g_q == 1 && g_f == 0 && r != MPI_REQUEST_NULL, "get_status queries and keeps the request");
+  MPI_Wait(&r, &st);
+  MPI_Get_count(&st, MPI_INT, &count);
+  CHECK(r == MPI_REQUEST_NULL && g_q == 2 && g_f == 1 && count == 3 && st.MPI_SOURCE == MPI_UNDEFINED,
+        "wait: query then free (%d, %d), count %d", g_q, g_f, count);
+  /* A query callback's error reaches the caller of the completion. */
+  int bad = 8;
+  MPI_Grequest_start(greq_query, greq_free, greq_cancel, &bad, &r);
+  MPI_Grequest_complete(r);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  const int rc = MPI_Wait(&r, &st);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  CHECK(rc != MPI_SUCCESS && g_f == 2, "a failing query callback: rc %d, free calls %d", rc, g_f);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
+  generalized_requests();
   info_objects();
   comm_attributes();
   type_attributes_and_names();
