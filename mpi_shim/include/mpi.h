@@ -410,6 +410,31 @@ AUGUR_MPI_DECL(int, Type_create_struct, (int count, const int blocklengths[], co
 AUGUR_MPI_DECL(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                                           MPI_Datatype* newtype))
 AUGUR_MPI_DECL(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype))
+/* How a datatype was made (MPI_Type_get_envelope's combiner). */
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
+#define MPI_COMBINER_HVECTOR_INTEGER 5
+#define MPI_COMBINER_HVECTOR 6
+#define MPI_COMBINER_INDEXED 7
+#define MPI_COMBINER_HINDEXED_INTEGER 8
+#define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_INDEXED_BLOCK 10
+#define MPI_COMBINER_HINDEXED_BLOCK 11
+#define MPI_COMBINER_STRUCT_INTEGER 12
+#define MPI_COMBINER_STRUCT 13
+#define MPI_COMBINER_SUBARRAY 14
+#define MPI_COMBINER_DARRAY 15
+#define MPI_COMBINER_F90_REAL 16
+#define MPI_COMBINER_F90_COMPLEX 17
+#define MPI_COMBINER_F90_INTEGER 18
+#define MPI_COMBINER_RESIZED 19
+AUGUR_MPI_DECL(int, Type_get_envelope, (MPI_Datatype datatype, int* num_integers, int* num_addresses,
+                                        int* num_datatypes, int* combiner))
+AUGUR_MPI_DECL(int, Type_get_contents, (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes,
+                                        int array_of_integers[], MPI_Aint array_of_addresses[],
+                                        MPI_Datatype array_of_datatypes[]))
 AUGUR_MPI_DECL(int, Type_commit, (MPI_Datatype* datatype))
 AUGUR_MPI_DECL(int, Type_free, (MPI_Datatype* datatype))
 AUGUR_MPI_DECL(int, Type_size, (MPI_Datatype datatype, int* size))

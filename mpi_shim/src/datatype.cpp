@@ -357,11 +357,22 @@ namespace {
 Elem combine(Elem a, Elem b) { return a == b ? a : Elem::kMixed; }
 
 int finish_new(const char* fn, augur::Result<rel::Datatype> dt, Elem elem, std::int64_t nelems,
-               MPI_Datatype* newtype) {
+               MPI_Datatype* newtype, Type::Envelope env) {
   if (!dt.ok()) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, dt.status().to_string()));
-  *newtype = new_type(make_type(std::move(dt.value()), elem, nelems));
+  TypePtr t = make_type(std::move(dt.value()), elem, nelems);
+  t->env = std::move(env);
+  *newtype = new_type(std::move(t));
   return MPI_SUCCESS;
 }
+
+// An envelope: the combiner, the integer arguments (arrays appended in order), the addresses.
+template <typename... Arrays>
+std::vector<int> ints_of(std::initializer_list<int> head, const Arrays&... arrays) {
+  std::vector<int> v(head);
+  (v.insert(v.end(), arrays.first, arrays.first + arrays.second), ...);
+  return v;
+}
+std::pair<const int*, int> arr(const int* p, int n) { return {p, n}; }
 
 }  // namespace
 
@@ -402,7 +413,7 @@ AUGUR_MPI_FN(int, Type_contiguous, (int count, MPI_Datatype oldtype, MPI_Datatyp
   TYPE_PROLOGUE("MPI_Type_contiguous", oldtype, newtype);
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_contiguous", check_count(count));
   return finish_new("MPI_Type_contiguous", rel::Datatype::Contiguous(count, old.dt), old.elem, count * old.nelems,
-                    newtype);
+                    newtype, {MPI_COMBINER_CONTIGUOUS, {count}, {}, {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_vector, (int count, int blocklength, int stride, MPI_Datatype oldtype, MPI_Datatype* newtype),
@@ -411,7 +422,8 @@ AUGUR_MPI_FN(int, Type_vector, (int count, int blocklength, int stride, MPI_Data
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_vector", check_count(count));
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_vector", check_count(blocklength));
   return finish_new("MPI_Type_vector", rel::Datatype::Vector(count, blocklength, stride, old.dt), old.elem,
-                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype);
+                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype,
+                    {MPI_COMBINER_VECTOR, {count, blocklength, stride}, {}, {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_create_hvector,
@@ -422,7 +434,8 @@ AUGUR_MPI_FN(int, Type_create_hvector,
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_hvector", check_count(blocklength));
   return finish_new("MPI_Type_create_hvector",
                     rel::Datatype::Hvector(count, blocklength, static_cast<std::int64_t>(stride), old.dt), old.elem,
-                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype);
+                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype,
+                    {MPI_COMBINER_HVECTOR, {count, blocklength}, {stride}, {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_indexed,
@@ -433,7 +446,9 @@ AUGUR_MPI_FN(int, Type_indexed,
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_indexed", check_counts(count, blocklengths, displacements));
   auto bl = widen(blocklengths, count);
   return finish_new("MPI_Type_indexed", rel::Datatype::Indexed(bl, widen(displacements, count), old.dt), old.elem,
-                    sum(bl) * old.nelems, newtype);
+                    sum(bl) * old.nelems, newtype,
+                    {MPI_COMBINER_INDEXED, ints_of({count}, arr(blocklengths, count), arr(displacements, count)), {},
+                     {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_create_hindexed,
@@ -444,7 +459,9 @@ AUGUR_MPI_FN(int, Type_create_hindexed,
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_create_hindexed", check_counts(count, blocklengths, displacements));
   auto bl = widen(blocklengths, count);
   return finish_new("MPI_Type_create_hindexed", rel::Datatype::Hindexed(bl, widen(displacements, count), old.dt),
-                    old.elem, sum(bl) * old.nelems, newtype);
+                    old.elem, sum(bl) * old.nelems, newtype,
+                    {MPI_COMBINER_HINDEXED, ints_of({count}, arr(blocklengths, count)),
+                     std::vector<MPI_Aint>(displacements, displacements + count), {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_create_indexed_block,
@@ -458,7 +475,9 @@ AUGUR_MPI_FN(int, Type_create_indexed_block,
   }
   return finish_new("MPI_Type_create_indexed_block",
                     rel::Datatype::IndexedBlock(blocklength, widen(displacements, count), old.dt), old.elem,
-                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype);
+                    static_cast<std::int64_t>(count) * blocklength * old.nelems, newtype,
+                    {MPI_COMBINER_INDEXED_BLOCK, ints_of({count, blocklength}, arr(displacements, count)), {},
+                     {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_create_hindexed_block,
@@ -472,7 +491,9 @@ AUGUR_MPI_FN(int, Type_create_hindexed_block,
   }
   std::vector<std::int64_t> bl(static_cast<std::size_t>(count), blocklength);
   return finish_new("MPI_Type_create_hindexed_block", rel::Datatype::Hindexed(bl, widen(displacements, count), old.dt),
-                    old.elem, sum(bl) * old.nelems, newtype);
+                    old.elem, sum(bl) * old.nelems, newtype,
+                    {MPI_COMBINER_HINDEXED_BLOCK, {count, blocklength},
+                     std::vector<MPI_Aint>(displacements, displacements + count), {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_create_subarray,
@@ -498,7 +519,10 @@ AUGUR_MPI_FN(int, Type_create_subarray,
                     rel::Datatype::Subarray(widen(sizes, ndims), widen(subsizes, ndims), widen(starts, ndims),
                                             order == MPI_ORDER_C ? rel::ArrayOrder::kC : rel::ArrayOrder::kFortran,
                                             old.dt),
-                    old.elem, n * old.nelems, newtype);
+                    old.elem, n * old.nelems, newtype,
+                    {MPI_COMBINER_SUBARRAY,
+                     ints_of({ndims}, arr(sizes, ndims), arr(subsizes, ndims), arr(starts, ndims), arr(&order, 1)), {},
+                     {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_create_struct,
@@ -521,8 +545,11 @@ AUGUR_MPI_FN(int, Type_create_struct,
     elem = i == 0 ? t.elem : combine(elem, t.elem);
     nelems += static_cast<std::int64_t>(blocklengths[i]) * t.nelems;
   }
+  Type::Envelope env{MPI_COMBINER_STRUCT, ints_of({count}, arr(blocklengths, count)),
+                     std::vector<MPI_Aint>(displacements, displacements + count), {}};
+  for (int i = 0; i < count; ++i) env.types.push_back(type_ptr(types[i]));
   return finish_new(fn, rel::Datatype::Struct(widen(blocklengths, count), widen(displacements, count), parts), elem,
-                    nelems, newtype);
+                    nelems, newtype, std::move(env));
 }
 
 AUGUR_MPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype* newtype),
@@ -530,15 +557,69 @@ AUGUR_MPI_FN(int, Type_create_resized, (MPI_Datatype oldtype, MPI_Aint lb, MPI_A
   TYPE_PROLOGUE("MPI_Type_create_resized", oldtype, newtype);
   return finish_new("MPI_Type_create_resized",
                     rel::Datatype::Resized(old.dt, static_cast<std::int64_t>(lb), static_cast<std::int64_t>(extent)),
-                    old.elem, old.nelems, newtype);
+                    old.elem, old.nelems, newtype, {MPI_COMBINER_RESIZED, {}, {lb, extent}, {type_ptr(oldtype)}});
 }
 
 AUGUR_MPI_FN(int, Type_dup, (MPI_Datatype oldtype, MPI_Datatype* newtype), (oldtype, newtype)) {
   TYPE_PROLOGUE("MPI_Type_dup", oldtype, newtype);
   auto t = std::make_shared<Type>(old);
   t->predefined = false;
+  t->env = {MPI_COMBINER_DUP, {}, {}, {type_ptr(oldtype)}};
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_dup", copy_attrs(Keyval::Kind::kType, oldtype, old.attrs, &t->attrs));
   *newtype = new_type(std::move(t));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_get_envelope,
+             (MPI_Datatype datatype, int* num_integers, int* num_addresses, int* num_datatypes, int* combiner),
+             (datatype, num_integers, num_addresses, num_datatypes, combiner)) {
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_get_envelope", check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Type_get_envelope", check_type(datatype, false));
+  if (num_integers == nullptr || num_addresses == nullptr || num_datatypes == nullptr || combiner == nullptr) {
+    return raise(MPI_COMM_WORLD, "MPI_Type_get_envelope", err(MPI_ERR_ARG, "null argument"));
+  }
+  const Type& t = *type_of(datatype);
+  const bool named = t.predefined;  // a dup of a predefined type is a DUP, not NAMED
+  *combiner = named ? MPI_COMBINER_NAMED : t.env.combiner;
+  *num_integers = named ? 0 : static_cast<int>(t.env.ints.size());
+  *num_addresses = named ? 0 : static_cast<int>(t.env.aints.size());
+  *num_datatypes = named ? 0 : static_cast<int>(t.env.types.size());
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Type_get_contents,
+             (MPI_Datatype datatype, int max_integers, int max_addresses, int max_datatypes, int array_of_integers[],
+              MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]),
+             (datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses,
+              array_of_datatypes)) {
+  const char* fn = "MPI_Type_get_contents";
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_running());
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, check_type(datatype, false));
+  const Type& t = *type_of(datatype);
+  if (t.predefined) return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_TYPE, "a predefined datatype has no contents"));
+  const Type::Envelope& e = t.env;
+  if (max_integers < static_cast<int>(e.ints.size()) || max_addresses < static_cast<int>(e.aints.size()) ||
+      max_datatypes < static_cast<int>(e.types.size())) {
+    return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "the arrays are shorter than MPI_Type_get_envelope says"));
+  }
+  if ((!e.ints.empty() && array_of_integers == nullptr) || (!e.aints.empty() && array_of_addresses == nullptr) ||
+      (!e.types.empty() && array_of_datatypes == nullptr)) {
+    return raise(MPI_COMM_WORLD, fn, err(MPI_ERR_ARG, "null array"));
+  }
+  std::copy(e.ints.begin(), e.ints.end(), array_of_integers);
+  std::copy(e.aints.begin(), e.aints.end(), array_of_addresses);
+  // Predefined types come back as themselves; derived ones as new handles to the same type,
+  // which the caller frees (MPI-3.1 4.1.13).
+  for (std::size_t i = 0; i < e.types.size(); ++i) {
+    const TypePtr& sub = e.types[i];
+    MPI_Datatype h = MPI_DATATYPE_NULL;
+    if (sub->predefined) {
+      for (std::size_t k = 1; k < S().types.size() && h == MPI_DATATYPE_NULL; ++k) {
+        if (S().types[k] == sub) h = static_cast<MPI_Datatype>(k);
+      }
+    }
+    array_of_datatypes[i] = h != MPI_DATATYPE_NULL ? h : new_type(sub);
+  }
   return MPI_SUCCESS;
 }
 

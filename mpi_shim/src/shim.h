@@ -75,6 +75,15 @@ struct Type {
   std::int64_t runs_lb = 0;  // lowest run offset of one copy: where its relation's layout starts
   std::int64_t grain = 1;    // gcd of run offsets, lengths and the extent: the relations' element
   std::string name;
+  // How it was made (MPI_Type_get_envelope/contents): the constructor's integer, address and
+  // datatype arguments as given. MPI_COMBINER_NAMED for the predefined types.
+  struct Envelope {
+    int combiner = MPI_COMBINER_NAMED;
+    std::vector<int> ints;
+    std::vector<MPI_Aint> aints;
+    std::vector<std::shared_ptr<Type>> types;
+  };
+  Envelope env;
   std::map<int, void*> attrs;  // cached attributes by keyval (MPI_Type_set_attr)
   RelationKey key;
   // The last relation used per direction (0 unpack, 1 pack) and its count: a repeated call skips

@@ -215,8 +215,80 @@ static void pack_unpack_exact(void) {
   MPI_Type_free(&b);
 }
 
+/* MPI_Type_get_envelope/contents give back each constructor's arguments as they were passed
+ * (MPI-3.1 4.1.13); derived component types come back as new handles the caller frees. */
+static void envelopes(void) {
+  int ni, na, nd, comb;
+  MPI_Type_get_envelope(MPI_INT, &ni, &na, &nd, &comb);
+  CHECK(comb == MPI_COMBINER_NAMED && ni == 0 && na == 0 && nd == 0, "MPI_INT: combiner %d", comb);
+
+  MPI_Datatype vec, hidx, st, sub, res, dup;
+  MPI_Type_vector(3, 2, 5, MPI_DOUBLE, &vec);
+  MPI_Type_get_envelope(vec, &ni, &na, &nd, &comb);
+  int iv[16] = {0};
+  MPI_Aint av[8] = {0};
+  MPI_Datatype tv[4] = {0};
+  MPI_Type_get_contents(vec, 16, 8, 4, iv, av, tv);
+  CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nd == 1 && iv[0] == 3 && iv[1] == 2 && iv[2] == 5 &&
+            tv[0] == MPI_DOUBLE,
+        "vector envelope: %d %d %d %d / %d %d %d", comb, ni, na, nd, iv[0], iv[1], iv[2]);
+
+  const int bl[2] = {1, 4};
+  const MPI_Aint disp[2] = {8, 40};
+  MPI_Type_create_hindexed(2, bl, disp, vec, &hidx);
+  MPI_Type_get_envelope(hidx, &ni, &na, &nd, &comb);
+  MPI_Type_get_contents(hidx, 16, 8, 4, iv, av, tv);
+  CHECK(comb == MPI_COMBINER_HINDEXED && ni == 3 && na == 2 && nd == 1 && iv[0] == 2 && iv[1] == 1 && iv[2] == 4 &&
+            av[0] == 8 && av[1] == 40,
+        "hindexed envelope: %d %d %d %d", comb, ni, na, nd);
+  /* The component is derived: a new handle to an equal type, freed by the caller. */
+  int n1 = 0, n2 = 0, c2 = 0;
+  MPI_Type_size(tv[0], &n1);
+  MPI_Type_get_envelope(tv[0], &ni, &na, &nd, &c2);
+  MPI_Type_size(vec, &n2);
+  CHECK(tv[0] != MPI_DOUBLE && n1 == n2 && c2 == MPI_COMBINER_VECTOR, "hindexed's component: size %d, combiner %d", n1, c2);
+  MPI_Type_free(&tv[0]);
+
+  const MPI_Datatype types[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
+  const int sbl[3] = {2, 1, 5};
+  const MPI_Aint sdisp[3] = {0, 8, 16};
+  MPI_Type_create_struct(3, sbl, sdisp, types, &st);
+  MPI_Type_get_envelope(st, &ni, &na, &nd, &comb);
+  MPI_Type_get_contents(st, 16, 8, 4, iv, av, tv);
+  CHECK(comb == MPI_COMBINER_STRUCT && ni == 4 && na == 3 && nd == 3 && iv[0] == 3 && iv[3] == 5 && av[2] == 16 &&
+            tv[0] == MPI_INT && tv[1] == MPI_DOUBLE && tv[2] == MPI_CHAR,
+        "struct envelope: %d %d %d %d", comb, ni, na, nd);
+
+  const int sizes[2] = {10, 20}, subs[2] = {3, 4}, starts[2] = {1, 2};
+  MPI_Type_create_subarray(2, sizes, subs, starts, MPI_ORDER_FORTRAN, MPI_FLOAT, &sub);
+  MPI_Type_get_envelope(sub, &ni, &na, &nd, &comb);
+  MPI_Type_get_contents(sub, 16, 8, 4, iv, av, tv);
+  CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && iv[0] == 2 && iv[1] == 10 && iv[4] == 4 && iv[6] == 2 &&
+            iv[7] == MPI_ORDER_FORTRAN && tv[0] == MPI_FLOAT,
+        "subarray envelope: %d %d", comb, ni);
+
+  MPI_Type_create_resized(MPI_INT, -4, 16, &res);
+  MPI_Type_get_envelope(res, &ni, &na, &nd, &comb);
+  MPI_Type_get_contents(res, 16, 8, 4, iv, av, tv);
+  CHECK(comb == MPI_COMBINER_RESIZED && ni == 0 && na == 2 && av[0] == -4 && av[1] == 16 && tv[0] == MPI_INT,
+        "resized envelope: %d", comb);
+
+  MPI_Type_dup(MPI_INT, &dup);
+  MPI_Type_get_envelope(dup, &ni, &na, &nd, &comb);
+  MPI_Type_get_contents(dup, 16, 8, 4, iv, av, tv);
+  CHECK(comb == MPI_COMBINER_DUP && nd == 1 && tv[0] == MPI_INT, "dup envelope: %d", comb);
+
+  MPI_Type_free(&vec);
+  MPI_Type_free(&hidx);
+  MPI_Type_free(&st);
+  MPI_Type_free(&sub);
+  MPI_Type_free(&res);
+  MPI_Type_free(&dup);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
+  envelopes();
   MPI_Aint lb, ext;
   int size;
 
