@@ -151,6 +151,40 @@ AUGUR_MPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   return MPI_SUCCESS;
 }
 
+// Collective over the group's members only (MPI-3.1 6.4.2): they agree on the new id among
+// themselves, through a temporary communicator of theirs whose contexts are set aside for
+// (parent, tag) above every id ever handed out. Agreeing among the members alone is enough: an
+// id must differ only between communicators that share a member, and every member's next free
+// id moves past the one agreed.
+AUGUR_MPI_FN(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, MPI_Comm* newcomm),
+             (comm, group, tag, newcomm)) {
+  const char* fn = "MPI_Comm_create_group";
+  AUGUR_MPI_CHECK(comm, fn, check_running_comm(comm));
+  if (newcomm == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null newcomm"));
+  if (tag < 0) return raise(comm, fn, err(MPI_ERR_TAG, "negative tag " + std::to_string(tag)));
+  const Group* g = group_of(group);
+  if (g == nullptr) return raise(comm, fn, err(MPI_ERR_GROUP, "invalid group"));
+  CommPtr c = comm_ptr(comm);
+  for (int w : g->world) {
+    if (c->rank_of[static_cast<std::size_t>(w)] < 0) {
+      return raise(comm, fn, err(MPI_ERR_GROUP, "group is not a subset of the communicator"));
+    }
+  }
+  const int me = S().world_rank;
+  if (std::find(g->world.begin(), g->world.end(), me) == g->world.end()) {
+    if (!g->world.empty()) return raise(comm, fn, err(MPI_ERR_GROUP, "the calling process is not in the group"));
+    *newcomm = MPI_COMM_NULL;  // MPI_GROUP_EMPTY
+    return MPI_SUCCESS;
+  }
+  constexpr std::uint32_t kTempBase = 1u << 30;  // ids are handed out from 2 upwards, never this far
+  const std::uint32_t temp_id = kTempBase + (c->id % (1u << 19)) * 1024u + static_cast<std::uint32_t>(tag % 1024);
+  CommPtr temp = make_comm(temp_id, g->world, me);
+  std::uint32_t id = 0;
+  AUGUR_MPI_CHECK(comm, fn, agree(temp, &id));
+  *newcomm = add_comm(id, g->world, *c);
+  return MPI_SUCCESS;
+}
+
 AUGUR_MPI_FN(int, Comm_free, (MPI_Comm * comm), (comm)) {
   if (comm == nullptr) return raise(MPI_COMM_WORLD, "MPI_Comm_free", err(MPI_ERR_ARG, "null argument"));
   AUGUR_MPI_CHECK(*comm, "MPI_Comm_free", check_running_comm(*comm));

@@ -154,8 +154,46 @@ static void cartesian(void) {
   MPI_Comm_free(&cart);
 }
 
+/* MPI_Comm_create_group: called by the group's members only. Even and odd ranks build their
+ * communicators at the same time with the same tag; each works, and a world-wide dup afterwards
+ * still agrees (its id is above both). */
+static void create_group(void) {
+  MPI_Group world, half;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  int members[64], n = 0;
+  for (int r = g_rank % 2; r < g_size && n < 64; r += 2) members[n++] = r;
+  MPI_Group_incl(world, n, members, &half);
+  MPI_Comm c = MPI_COMM_NULL;
+  CHECK(MPI_Comm_create_group(MPI_COMM_WORLD, half, 7, &c) == MPI_SUCCESS && c != MPI_COMM_NULL, "create_group");
+  int size = -1, rank = -1, sum = -1, one = g_rank;
+  MPI_Comm_size(c, &size);
+  MPI_Comm_rank(c, &rank);
+  MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c);
+  int want = 0;
+  for (int k = 0; k < n; ++k) want += members[k];
+  CHECK(size == n && rank == g_rank / 2 && sum == want, "create_group: size %d rank %d sum %d (want %d %d %d)", size,
+        rank, sum, n, g_rank / 2, want);
+  /* Again with another tag, then a collective over the world and over the new communicator. */
+  MPI_Comm c2 = MPI_COMM_NULL, d = MPI_COMM_NULL;
+  MPI_Comm_create_group(MPI_COMM_WORLD, half, 8, &c2);
+  MPI_Comm_dup(MPI_COMM_WORLD, &d);
+  int s2 = -1, sd = -1;
+  MPI_Allreduce(&one, &s2, 1, MPI_INT, MPI_SUM, c2);
+  MPI_Allreduce(&one, &sd, 1, MPI_INT, MPI_SUM, d);
+  CHECK(s2 == want && sd == g_size * (g_size - 1) / 2, "after create_group: %d %d", s2, sd);
+  MPI_Comm empty = MPI_COMM_WORLD;
+  MPI_Comm_create_group(MPI_COMM_WORLD, MPI_GROUP_EMPTY, 9, &empty);
+  CHECK(empty == MPI_COMM_NULL, "create_group of the empty group");
+  MPI_Comm_free(&c);
+  MPI_Comm_free(&c2);
+  MPI_Comm_free(&d);
+  MPI_Group_free(&half);
+  MPI_Group_free(&world);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
+  create_group();
   dup_isolates();
   split_and_create();
   cartesian();
