@@ -54,6 +54,15 @@ Err agree(const CommPtr& parent, std::uint32_t* id) {
   return ok();
 }
 
+// A group of members of `c` (MPI_Comm_create, MPI_Comm_create_group).
+Err check_subgroup(const Comm& c, const Group* g) {
+  if (g == nullptr) return err(MPI_ERR_GROUP, "invalid group");
+  for (int w : g->world) {
+    if (c.rank_of[static_cast<std::size_t>(w)] < 0) return err(MPI_ERR_GROUP, "group is not a subset of the communicator");
+  }
+  return ok();
+}
+
 Err check_running_comm(MPI_Comm comm) {
   AUGUR_ERR_RETURN(check_running());
   return check_comm(comm);
@@ -138,13 +147,8 @@ AUGUR_MPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   AUGUR_MPI_CHECK(comm, fn, check_running_comm(comm));
   if (newcomm == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null newcomm"));
   const Group* g = group_of(group);
-  if (g == nullptr) return raise(comm, fn, err(MPI_ERR_GROUP, "invalid group"));
   CommPtr c = comm_ptr(comm);
-  for (int w : g->world) {
-    if (c->rank_of[static_cast<std::size_t>(w)] < 0) {
-      return raise(comm, fn, err(MPI_ERR_GROUP, "group is not a subset of the communicator"));
-    }
-  }
+  AUGUR_MPI_CHECK(comm, fn, check_subgroup(*c, g));
   std::uint32_t id = 0;
   AUGUR_MPI_CHECK(comm, fn, agree(c, &id));
   *newcomm = add_comm(id, g->world, *c);
@@ -163,13 +167,8 @@ AUGUR_MPI_FN(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, M
   if (newcomm == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null newcomm"));
   if (tag < 0) return raise(comm, fn, err(MPI_ERR_TAG, "negative tag " + std::to_string(tag)));
   const Group* g = group_of(group);
-  if (g == nullptr) return raise(comm, fn, err(MPI_ERR_GROUP, "invalid group"));
   CommPtr c = comm_ptr(comm);
-  for (int w : g->world) {
-    if (c->rank_of[static_cast<std::size_t>(w)] < 0) {
-      return raise(comm, fn, err(MPI_ERR_GROUP, "group is not a subset of the communicator"));
-    }
-  }
+  AUGUR_MPI_CHECK(comm, fn, check_subgroup(*c, g));
   const int me = S().world_rank;
   if (std::find(g->world.begin(), g->world.end(), me) == g->world.end()) {
     if (!g->world.empty()) return raise(comm, fn, err(MPI_ERR_GROUP, "the calling process is not in the group"));
