@@ -475,9 +475,7 @@ Status Engine::progress_once() {
     const int peer = pit->second;
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     Status st;
-    if ((c.wr_id >> 32) == Channel::kRmaKind) {
-      if (!p.dead) st = on_rma_done(peer, c);  // after a failure its operations were failed already
-    } else if ((c.wr_id >> 32) == Channel::kWriteKind) {
+    if ((c.wr_id >> 32) == Channel::kWriteKind) {
       if (!p.dead) st = on_write_done(peer, c);  // after a failure the writes were failed already
     } else if ((c.wr_id >> 32) == Channel::kReadKind) {
       auto& rd = reads_[c.wr_id & 0xffffffffu];
@@ -493,6 +491,8 @@ Status Engine::progress_once() {
         rd.reset();
         st = start_reads(peer);
       }
+    } else if ((c.wr_id >> 32) == Channel::kRmaKind) {  // one-sided: after the message kinds
+      if (!p.dead) st = on_rma_done(peer, c);  // after a failure its operations were failed already
     } else {
       Result<std::optional<Arrival>> a = p.ch->on_completion(c);
       if (!a.ok()) {

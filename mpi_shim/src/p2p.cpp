@@ -129,8 +129,8 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
 }
 
 bool req_done(const Req& r) {
-  if (r.coll) return r.coll->step();
-  if (r.greq) return r.greq->complete.load(std::memory_order_acquire);  // a nonblocking collective moves on as its transfers complete
+  if (r.coll) return r.coll->step();  // a nonblocking collective moves on as its transfers complete
+  if (r.greq) return r.greq->complete.load(std::memory_order_acquire);  // the program said so (MPI_Grequest_complete)
   return r.done_local || !r.er || r.er->done;
 }
 

@@ -77,7 +77,6 @@ struct Deferred {
 
 struct Win {
   CommPtr comm;  // private: its context carries PSCW notifications, its barrier the fences
-  MPI_Group group = MPI_GROUP_NULL;  // made on demand (MPI_Win_get_group)
   int flavor = MPI_WIN_FLAVOR_CREATE;
   int model = MPI_WIN_UNIFIED;
   void* base = nullptr;
@@ -110,7 +109,6 @@ struct Win {
   bool exposing = false;
   std::vector<Deferred> deferred;
   std::uint64_t release_word = 0;  // old values of lock releases nobody reads
-  int pending = 0;                 // operations started since the last completion point
 };
 
 std::vector<std::shared_ptr<Win>> g_wins(1);  // handle 0: MPI_WIN_NULL
@@ -155,7 +153,6 @@ Err ctl_release(Win& w, int target, std::size_t offset, std::uint64_t operand) {
   Result<host::RequestPtr> r = start(w, target, host::RmaOp::kFetchAdd, &w.release_word, 8, p.ctl + offset,
                                      p.ctl_rkey, operand);
   if (!r.ok()) return from_status(r.status());
-  ++w.pending;
   return ok();
 }
 
@@ -176,7 +173,6 @@ Err complete_ops(Win& w, int target) {
     return true;
   });
   w.deferred.erase(keep, w.deferred.end());
-  if (target < 0) w.pending = 0;
   return first;
 }
 
@@ -313,7 +309,6 @@ Err put_get(Win& w, bool put, void* obuf, std::int64_t ocount, MPI_Datatype ot, 
     if (!r.ok()) return from_status(r.status());
     *last = std::move(*r);
     local += s.len;
-    ++w.pending;
   }
   return ok();
 }
@@ -481,7 +476,6 @@ Err accumulate(Win& w, const void* obuf, std::int64_t ocount, MPI_Datatype ot, v
     host::RequestPtr last;
     result = each(host::RmaOp::kPut, &last);
     w.deferred.push_back(Deferred{target, std::move(cur), nullptr, 0, nullptr});
-    ++w.pending;
   }
   // Released even after an error, so that the others are not locked out.
   if (Err e = ctl_release(w, target, offsetof(WinCtl, acc_lock), ~me + 1); !e.ok() && result.ok()) result = e;
@@ -557,7 +551,6 @@ Err free_window(MPI_Win* win) {
   AUGUR_ERR_RETURN(complete_ops(w, -1));
   AUGUR_ERR_RETURN(barrier_impl(w.comm));
   Err first = delete_attrs(Keyval::Kind::kWin, *win, &w.attrs);
-  if (w.group != MPI_GROUP_NULL) free_group_handle(w.group);
   if (w.allocated != nullptr) {
     w.mr.reset();
     ::munmap(w.allocated, w.allocated_len);
@@ -774,18 +767,28 @@ AUGUR_MPI_FN(int, Win_free, (MPI_Win * win), (win)) {
 
 // --- communication -------------------------------------------------------------------------------
 
+namespace {
+// Put, Get, Rput and Rget: the checks, then the RDMA operations. *proc_null: nothing to do.
+Err transfer(MPI_Win win, bool put, const void* obuf, int ocount, MPI_Datatype ot, int target, MPI_Aint disp,
+             int tcount, MPI_Datatype tt, host::RequestPtr* last, Deferred** d, bool* proc_null) {
+  AUGUR_ERR_RETURN(check_running_win(win));
+  Win& w = *win_of(win);
+  AUGUR_ERR_RETURN(check_rank(w, target));
+  AUGUR_ERR_RETURN(check_xfer(obuf, ocount, ot, tcount, tt));
+  *proc_null = target == MPI_PROC_NULL;
+  if (*proc_null) return ok();
+  return put_get(w, put, const_cast<void*>(obuf), ocount, ot, target, disp, tcount, tt, last, d);
+}
+}  // namespace
+
 AUGUR_MPI_FN(int, Put,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)) {
-  AUGUR_WIN_CHECK(win, "MPI_Put", check_running_win(win));
-  Win& w = *win_of(win);
-  AUGUR_WIN_CHECK(win, "MPI_Put", check_rank(w, target_rank));
-  AUGUR_WIN_CHECK(win, "MPI_Put", check_xfer(origin_addr, origin_count, origin_datatype, target_count, target_datatype));
-  if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   host::RequestPtr last;
-  AUGUR_WIN_CHECK(win, "MPI_Put", put_get(w, true, const_cast<void*>(origin_addr), origin_count, origin_datatype, target_rank, target_disp,
-                                          target_count, target_datatype, &last, nullptr));
+  bool proc_null = false;
+  AUGUR_WIN_CHECK(win, "MPI_Put", transfer(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                         target_count, target_datatype, &last, nullptr, &proc_null));
   return MPI_SUCCESS;
 }
 
@@ -793,14 +796,10 @@ AUGUR_MPI_FN(int, Get,
              (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
               int target_count, MPI_Datatype target_datatype, MPI_Win win),
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)) {
-  AUGUR_WIN_CHECK(win, "MPI_Get", check_running_win(win));
-  Win& w = *win_of(win);
-  AUGUR_WIN_CHECK(win, "MPI_Get", check_rank(w, target_rank));
-  AUGUR_WIN_CHECK(win, "MPI_Get", check_xfer(origin_addr, origin_count, origin_datatype, target_count, target_datatype));
-  if (target_rank == MPI_PROC_NULL) return MPI_SUCCESS;
   host::RequestPtr last;
-  AUGUR_WIN_CHECK(win, "MPI_Get", put_get(w, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                          target_count, target_datatype, &last, nullptr));
+  bool proc_null = false;
+  AUGUR_WIN_CHECK(win, "MPI_Get", transfer(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
+                                         target_count, target_datatype, &last, nullptr, &proc_null));
   return MPI_SUCCESS;
 }
 
@@ -842,16 +841,13 @@ AUGUR_MPI_FN(int, Rput,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request),
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
               request)) {
-  AUGUR_WIN_CHECK(win, "MPI_Rput", check_running_win(win));
-  Win& w = *win_of(win);
   if (request == nullptr) return raise_win(win, "MPI_Rput", err(MPI_ERR_ARG, "null request pointer"));
-  AUGUR_WIN_CHECK(win, "MPI_Rput", check_rank(w, target_rank));
-  AUGUR_WIN_CHECK(win, "MPI_Rput", check_xfer(origin_addr, origin_count, origin_datatype, target_count, target_datatype));
-  if (target_rank == MPI_PROC_NULL) return done_request(request);
-  Deferred* d = nullptr;
   host::RequestPtr last;
-  const Err e = put_get(w, true, const_cast<void*>(origin_addr), origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype, &last, &d);
+  Deferred* d = nullptr;
+  bool proc_null = false;
+  const Err e = transfer(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                         target_datatype, &last, &d, &proc_null);
+  if (e.ok() && proc_null) return done_request(request);
   return request_for(win, "MPI_Rput", e, std::move(last), d, request);
 }
 
@@ -860,16 +856,13 @@ AUGUR_MPI_FN(int, Rget,
               int target_count, MPI_Datatype target_datatype, MPI_Win win, MPI_Request* request),
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win,
               request)) {
-  AUGUR_WIN_CHECK(win, "MPI_Rget", check_running_win(win));
-  Win& w = *win_of(win);
   if (request == nullptr) return raise_win(win, "MPI_Rget", err(MPI_ERR_ARG, "null request pointer"));
-  AUGUR_WIN_CHECK(win, "MPI_Rget", check_rank(w, target_rank));
-  AUGUR_WIN_CHECK(win, "MPI_Rget", check_xfer(origin_addr, origin_count, origin_datatype, target_count, target_datatype));
-  if (target_rank == MPI_PROC_NULL) return done_request(request);
-  Deferred* d = nullptr;
   host::RequestPtr last;
-  const Err e = put_get(w, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
-                        target_datatype, &last, &d);
+  Deferred* d = nullptr;
+  bool proc_null = false;
+  const Err e = transfer(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,
+                         target_datatype, &last, &d, &proc_null);
+  if (e.ok() && proc_null) return done_request(request);
   return request_for(win, "MPI_Rget", e, std::move(last), d, request);
 }
 
