@@ -498,6 +498,9 @@ AUGUR_MPI_DECL(int, Cart_get, (MPI_Comm comm, int maxdims, int dims[], int perio
 AUGUR_MPI_DECL(int, Cartdim_get, (MPI_Comm comm, int* ndims))
 AUGUR_MPI_DECL(int, Topo_test, (MPI_Comm comm, int* status))
 AUGUR_MPI_DECL(int, Comm_remote_size, (MPI_Comm comm, int* size))
+AUGUR_MPI_DECL(int, Comm_remote_group, (MPI_Comm comm, MPI_Group* group))
+AUGUR_MPI_DECL(int, Intercomm_create, (MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, int remote_leader, int tag, MPI_Comm* newintercomm))
+AUGUR_MPI_DECL(int, Intercomm_merge, (MPI_Comm intercomm, int high, MPI_Comm* newintracomm))
 AUGUR_MPI_DECL(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm* newcomm))
 AUGUR_MPI_DECL(int, Graph_create, (MPI_Comm comm_old, int nnodes, const int index[], const int edges[], int reorder,
                                    MPI_Comm* comm_graph))

@@ -424,13 +424,6 @@ CollTask scatterv_task(Coll x, const void* sbuf, std::vector<int> counts, std::v
   co_return local.ok() ? e : local;
 }
 
-// One peer's part of an all-to-all: count copies of t at p.
-struct Block {
-  std::byte* p = nullptr;
-  std::int64_t count = 0;
-  TypePtr t;
-};
-
 // Pairwise exchange: step i sends to me+i and receives from me-i, so no rank is flooded.
 // `keep` holds the snapshot the sends read from under MPI_IN_PLACE.
 CollTask alltoallw_task(Coll x, std::vector<Block> sends, std::vector<Block> recvs, std::vector<std::byte> keep) {
@@ -526,6 +519,19 @@ Err uniform(int n, int count, std::vector<int>* counts, std::vector<int>* displs
 
 }  // namespace
 
+CollTask barrier_algo(Coll x) { return barrier_task(std::move(x)); }
+CollTask bcast_algo(Coll x, void* buf, std::int64_t count, TypePtr t, int root) {
+  return bcast_task(std::move(x), buf, count, std::move(t), root);
+}
+CollTask reduce_algo(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, int root) {
+  return reduce_task(std::move(x), sbuf, rbuf, count, th, op, root);
+}
+CollTask scatterv_algo(Coll x, const void* sbuf, std::vector<int> counts, std::vector<int> displs, TypePtr st, void* rbuf,
+                       std::int64_t rcount, TypePtr rt, int root) {
+  return scatterv_task(std::move(x), sbuf, std::move(counts), std::move(displs), std::move(st), rbuf, rcount, std::move(rt),
+                       root);
+}
+
 Err barrier_impl(const CommPtr& c) { return run_blocking(barrier_task(Coll{c})); }
 
 Err allreduce_impl(const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, const CommPtr& c) {
@@ -562,10 +568,45 @@ Err check_data(const void* buf, int count, MPI_Datatype dt) {
   return check_buf(buf, count, *type_of(dt));
 }
 
+// On an intercommunicator: MPI_ROOT at the root, MPI_PROC_NULL at the rest of its group, the
+// root's remote rank in the other group.
 Err check_root(int root, const Comm& c) {
-  if (root < 0 || root >= c.size) return err(MPI_ERR_ROOT, "invalid root " + std::to_string(root) + " (communicator size " + std::to_string(c.size) + ")");
+  if (c.inter() && (root == MPI_ROOT || root == MPI_PROC_NULL)) return ok();
+  if (root < 0 || root >= c.peer_size()) {
+    return err(MPI_ERR_ROOT, "invalid root " + std::to_string(root) + " (" + (c.inter() ? "remote group" : "communicator") +
+                                 " size " + std::to_string(c.peer_size()) + ")");
+  }
   return ok();
 }
+
+// Is this rank the root of a rooted collective; does it send (reduce, gather) or receive
+// (broadcast, scatter) the rooted data (on an intercommunicator only the other group does)?
+bool is_root(const Comm& c, int root) { return c.inter() ? root == MPI_ROOT : c.rank == root; }
+bool in_leaf_group(const Comm& c, int root) { return !c.inter() || root >= 0; }
+
+// MPI_IN_PLACE has no meaning on an intercommunicator (MPI-3.1 5.2.2).
+Err check_not_in_place(const Comm& c, const void* buf) {
+  if (c.inter() && buf == MPI_IN_PLACE) return err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed on an intercommunicator");
+  return ok();
+}
+
+Err check_intra(const Comm& c, const char* what) {
+  if (c.inter()) return err(MPI_ERR_COMM, std::string(what) + " is not defined on an intercommunicator");
+  return ok();
+}
+
+// A gather's send block or a scatter's receive block: does this rank's own block move (not at an
+// intracommunicator root's MPI_IN_PLACE, not in an intercommunicator root's group)? Checked if so.
+Err leaf_block(const Comm& c, int root, const void* buf, int count, MPI_Datatype type, bool* moves) {
+  const bool in_place = !c.inter() && is_root(c, root) && buf == MPI_IN_PLACE;
+  *moves = in_leaf_group(c, root) && !in_place;
+  if (!*moves) return ok();
+  AUGUR_ERR_RETURN(check_not_in_place(c, buf));
+  return check_data(buf, count, type);
+}
+
+Err inter_allgatherv_launch(const CommPtr& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            const int* counts, const int* displs, MPI_Datatype recvtype, MPI_Request* request);
 
 // After check_type(dt).
 Err check_counts_displs(const int* counts, const int* displs, int n, MPI_Datatype dt) {
@@ -634,7 +675,7 @@ template <typename Make>
 Err launch(const CommPtr& c, const CollSig& sig, MPI_Request* request, Make&& make) {
   const Coll x{c, request == nullptr ? 0 : next_tag_base(*c)};
   CollTask body = make(x);
-  if (S().check_collectives && c->size > 1) {
+  if (S().check_collectives && c->size > 1 && !c->inter()) {  // one allreduce over both groups: not built
     CollTask t = checked(x, sig, std::move(body));
     return request == nullptr ? run_blocking(std::move(t)) : start_collective(x, std::move(t), request);
   }
@@ -655,16 +696,19 @@ std::vector<int> copy_ints(const int* p, int n) { return p == nullptr ? std::vec
 
 Err barrier_common(MPI_Comm comm, MPI_Request* request) {
   AUGUR_ERR_RETURN(check_coll(comm));
-  return launch(comm_ptr(comm), {CollKind::kBarrier}, request, [](const Coll& x) { return barrier_task(x); });
+  return launch(comm_ptr(comm), {CollKind::kBarrier}, request,
+                [](const Coll& x) { return x.c->inter() ? inter_barrier(x) : barrier_task(x); });
 }
 
 Err bcast_common(void* buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm, MPI_Request* request) {
   AUGUR_ERR_RETURN(check_coll(comm));
-  AUGUR_ERR_RETURN(check_data(buffer, count, datatype));
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(check_root(root, *c));
-  return launch(c, {CollKind::kBcast, root, -1, bytes_sig(count, datatype)}, request,
-                [&](const Coll& x) { return bcast_task(x, buffer, count, type_ptr(datatype), root); });
+  if (root != MPI_PROC_NULL) AUGUR_ERR_RETURN(check_data(buffer, count, datatype));
+  return launch(c, {CollKind::kBcast, root, -1, bytes_sig(count, datatype)}, request, [&](const Coll& x) {
+    return c->inter() ? inter_bcast(x, buffer, count, type_ptr(datatype), root)
+                      : bcast_task(x, buffer, count, type_ptr(datatype), root);
+  });
 }
 
 Err reduce_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, int root, MPI_Comm comm,
@@ -672,23 +716,33 @@ Err reduce_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype da
   AUGUR_ERR_RETURN(check_coll(comm));
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(check_root(root, *c));
-  AUGUR_ERR_RETURN(check_data(sendbuf, count, datatype));
-  if (c->rank == root) AUGUR_ERR_RETURN(check_data(recvbuf, count, datatype));
+  if (root == MPI_PROC_NULL) AUGUR_ERR_RETURN(check_type(datatype));
+  if (in_leaf_group(*c, root)) {
+    AUGUR_ERR_RETURN(check_not_in_place(*c, sendbuf));
+    AUGUR_ERR_RETURN(check_data(sendbuf, count, datatype));
+  }
+  if (is_root(*c, root)) AUGUR_ERR_RETURN(check_data(recvbuf, count, datatype));
   AUGUR_ERR_RETURN(check_op(op, *type_of(datatype)));
   const void* src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  return launch(c, {CollKind::kReduce, root, op_sig(op), bytes_sig(count, datatype)}, request,
-                [&](const Coll& x) { return reduce_task(x, src, recvbuf, count, datatype, op, root); });
+  return launch(c, {CollKind::kReduce, root, op_sig(op), bytes_sig(count, datatype)}, request, [&](const Coll& x) {
+    return c->inter() ? inter_reduce(x, src, recvbuf, count, datatype, op, root)
+                      : reduce_task(x, src, recvbuf, count, datatype, op, root);
+  });
 }
 
 Err allreduce_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                      MPI_Request* request) {
   AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_not_in_place(*c, sendbuf));
   AUGUR_ERR_RETURN(check_data(sendbuf, count, datatype));
   AUGUR_ERR_RETURN(check_data(recvbuf, count, datatype));
   AUGUR_ERR_RETURN(check_op(op, *type_of(datatype)));
   const void* src = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-  return launch(comm_ptr(comm), {CollKind::kAllreduce, -1, op_sig(op), bytes_sig(count, datatype)}, request,
-                [&](const Coll& x) { return allreduce_task(x, src, recvbuf, count, datatype, op); });
+  return launch(c, {CollKind::kAllreduce, -1, op_sig(op), bytes_sig(count, datatype)}, request, [&](const Coll& x) {
+    return c->inter() ? inter_allreduce(x, src, recvbuf, count, datatype, op)
+                      : allreduce_task(x, src, recvbuf, count, datatype, op);
+  });
 }
 
 Err gatherv_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, const int recvcounts[],
@@ -696,18 +750,19 @@ Err gatherv_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   AUGUR_ERR_RETURN(check_coll(comm));
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(check_root(root, *c));
-  const bool in_place = c->rank == root && sendbuf == MPI_IN_PLACE;
-  if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
-  if (c->rank == root) {
+  const bool root_here = is_root(*c, root);
+  bool sends = false;
+  AUGUR_ERR_RETURN(leaf_block(*c, root, sendbuf, sendcount, sendtype, &sends));
+  const int n = c->peer_size();
+  if (root_here) {
     AUGUR_ERR_RETURN(check_type(recvtype));
-    AUGUR_ERR_RETURN(check_counts_displs(recvcounts, displs, c->size, recvtype));
+    AUGUR_ERR_RETURN(check_counts_displs(recvcounts, displs, n, recvtype));
   }
-  const bool root_here = c->rank == root;
   return launch(c, {CollKind::kGatherv, root}, request, [&](const Coll& x) {
-    return gatherv_task(x, sendbuf, sendcount, in_place ? nullptr : type_ptr(sendtype), recvbuf,
-                        root_here ? copy_ints(recvcounts, c->size) : std::vector<int>{},
-                        root_here ? copy_ints(displs, c->size) : std::vector<int>{}, root_here ? type_ptr(recvtype) : nullptr,
-                        root);
+    auto task = c->inter() ? inter_gatherv : gatherv_task;
+    return task(x, sendbuf, sendcount, sends ? type_ptr(sendtype) : nullptr, recvbuf,
+                root_here ? copy_ints(recvcounts, n) : std::vector<int>{}, root_here ? copy_ints(displs, n) : std::vector<int>{},
+                root_here ? type_ptr(recvtype) : nullptr, root);
   });
 }
 
@@ -716,16 +771,17 @@ Err gather_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, voi
   AUGUR_ERR_RETURN(check_coll(comm));
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(check_root(root, *c));
-  const bool root_here = c->rank == root;
-  const bool in_place = root_here && sendbuf == MPI_IN_PLACE;
-  if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
+  const bool root_here = is_root(*c, root);
+  bool sends = false;
+  AUGUR_ERR_RETURN(leaf_block(*c, root, sendbuf, sendcount, sendtype, &sends));
   if (root_here) AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
   std::vector<int> counts, displs;
-  if (root_here) AUGUR_ERR_RETURN(uniform(c->size, recvcount, &counts, &displs));
+  if (root_here) AUGUR_ERR_RETURN(uniform(c->peer_size(), recvcount, &counts, &displs));
   const CollSig sig{CollKind::kGather, root, -1, root_here ? bytes_sig(recvcount, recvtype) : bytes_sig(sendcount, sendtype)};
   return launch(c, sig, request, [&](const Coll& x) {
-    return gatherv_task(x, sendbuf, sendcount, in_place ? nullptr : type_ptr(sendtype), recvbuf, std::move(counts),
-                        std::move(displs), root_here ? type_ptr(recvtype) : nullptr, root);
+    auto task = c->inter() ? inter_gatherv : gatherv_task;
+    return task(x, sendbuf, sendcount, sends ? type_ptr(sendtype) : nullptr, recvbuf, std::move(counts), std::move(displs),
+                root_here ? type_ptr(recvtype) : nullptr, root);
   });
 }
 
@@ -734,17 +790,19 @@ Err scatterv_common(const void* sendbuf, const int sendcounts[], const int displ
   AUGUR_ERR_RETURN(check_coll(comm));
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(check_root(root, *c));
-  const bool root_here = c->rank == root;
-  const bool in_place = root_here && recvbuf == MPI_IN_PLACE;
-  if (!in_place) AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
+  const bool root_here = is_root(*c, root);
+  bool receives = false;
+  AUGUR_ERR_RETURN(leaf_block(*c, root, recvbuf, recvcount, recvtype, &receives));
+  const int n = c->peer_size();
   if (root_here) {
     AUGUR_ERR_RETURN(check_type(sendtype));
-    AUGUR_ERR_RETURN(check_counts_displs(sendcounts, displs, c->size, sendtype));
+    AUGUR_ERR_RETURN(check_counts_displs(sendcounts, displs, n, sendtype));
   }
   return launch(c, {CollKind::kScatterv, root}, request, [&](const Coll& x) {
-    return scatterv_task(x, sendbuf, root_here ? copy_ints(sendcounts, c->size) : std::vector<int>{},
-                         root_here ? copy_ints(displs, c->size) : std::vector<int>{}, root_here ? type_ptr(sendtype) : nullptr,
-                         recvbuf, recvcount, in_place ? nullptr : type_ptr(recvtype), root);
+    auto task = c->inter() ? inter_scatterv : scatterv_task;
+    return task(x, sendbuf, root_here ? copy_ints(sendcounts, n) : std::vector<int>{},
+                root_here ? copy_ints(displs, n) : std::vector<int>{}, root_here ? type_ptr(sendtype) : nullptr, recvbuf,
+                recvcount, receives ? type_ptr(recvtype) : nullptr, root);
   });
 }
 
@@ -753,28 +811,31 @@ Err scatter_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, vo
   AUGUR_ERR_RETURN(check_coll(comm));
   CommPtr c = comm_ptr(comm);
   AUGUR_ERR_RETURN(check_root(root, *c));
-  const bool root_here = c->rank == root;
-  const bool in_place = root_here && recvbuf == MPI_IN_PLACE;
-  if (!in_place) AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
+  const bool root_here = is_root(*c, root);
+  bool receives = false;
+  AUGUR_ERR_RETURN(leaf_block(*c, root, recvbuf, recvcount, recvtype, &receives));
   if (root_here) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
   std::vector<int> counts, displs;
-  if (root_here) AUGUR_ERR_RETURN(uniform(c->size, sendcount, &counts, &displs));
+  if (root_here) AUGUR_ERR_RETURN(uniform(c->peer_size(), sendcount, &counts, &displs));
   const CollSig sig{CollKind::kScatter, root, -1, root_here ? bytes_sig(sendcount, sendtype) : bytes_sig(recvcount, recvtype)};
   return launch(c, sig, request, [&](const Coll& x) {
-    return scatterv_task(x, sendbuf, std::move(counts), std::move(displs), root_here ? type_ptr(sendtype) : nullptr, recvbuf,
-                         recvcount, in_place ? nullptr : type_ptr(recvtype), root);
+    auto task = c->inter() ? inter_scatterv : scatterv_task;
+    return task(x, sendbuf, std::move(counts), std::move(displs), root_here ? type_ptr(sendtype) : nullptr, recvbuf, recvcount,
+                receives ? type_ptr(recvtype) : nullptr, root);
   });
 }
 
 Err allgather_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   AUGUR_ERR_RETURN(check_coll(comm));
+  CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_not_in_place(*c, sendbuf));
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
   AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
-  CommPtr c = comm_ptr(comm);
   std::vector<int> counts, displs;
-  AUGUR_ERR_RETURN(uniform(c->size, recvcount, &counts, &displs));
+  AUGUR_ERR_RETURN(uniform(c->peer_size(), recvcount, &counts, &displs));
+  if (c->inter()) return inter_allgatherv_launch(c, sendbuf, sendcount, sendtype, recvbuf, counts.data(), displs.data(), recvtype, request);
   return launch(c, {CollKind::kAllgather, -1, -1, bytes_sig(recvcount, recvtype)}, request, [&](const Coll& x) {
     return allgatherv_task(x, sendbuf, sendcount, in_place ? nullptr : type_ptr(sendtype), recvbuf, std::move(counts),
                            std::move(displs), type_ptr(recvtype));
@@ -785,10 +846,12 @@ Err allgatherv_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype,
                       const int displs[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request* request) {
   AUGUR_ERR_RETURN(check_coll(comm));
   CommPtr c = comm_ptr(comm);
+  AUGUR_ERR_RETURN(check_not_in_place(*c, sendbuf));
   const bool in_place = sendbuf == MPI_IN_PLACE;
   if (!in_place) AUGUR_ERR_RETURN(check_data(sendbuf, sendcount, sendtype));
   AUGUR_ERR_RETURN(check_type(recvtype));
-  AUGUR_ERR_RETURN(check_counts_displs(recvcounts, displs, c->size, recvtype));
+  AUGUR_ERR_RETURN(check_counts_displs(recvcounts, displs, c->peer_size(), recvtype));
+  if (c->inter()) return inter_allgatherv_launch(c, sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, request);
   return launch(c, {CollKind::kAllgatherv}, request, [&](const Coll& x) {
     return allgatherv_task(x, sendbuf, sendcount, in_place ? nullptr : type_ptr(sendtype), recvbuf,
                            copy_ints(recvcounts, c->size), copy_ints(displs, c->size), type_ptr(recvtype));
@@ -845,11 +908,27 @@ std::vector<std::byte> snapshot(const std::vector<Block>& recvs, std::vector<Blo
 
 Err alltoall_launch(const CommPtr& c, const CollSig& sig, std::vector<Block> sends, std::vector<Block> recvs, bool in_place,
                     MPI_Request* request) {
+  if (c->inter()) {
+    AUGUR_ERR_RETURN(check_not_in_place(*c, in_place ? MPI_IN_PLACE : nullptr));
+    return launch(c, sig, request, [&](const Coll& x) { return inter_alltoallw(x, std::move(sends), std::move(recvs)); });
+  }
   std::vector<std::byte> keep;
   if (in_place) keep = snapshot(recvs, &sends);
   return launch(c, sig, request, [&](const Coll& x) {
     return alltoallw_task(x, std::move(sends), std::move(recvs), std::move(keep));
   });
+}
+
+// Allgather(v) on an intercommunicator: the send block to every remote rank, block i from remote
+// rank i (counts and displacements already checked, one per remote rank).
+Err inter_allgatherv_launch(const CommPtr& c, const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf,
+                            const int* counts, const int* displs, MPI_Datatype recvtype, MPI_Request* request) {
+  std::vector<Block> sends, recvs;
+  AUGUR_ERR_RETURN(v_blocks(recvbuf, counts, displs, recvtype, c->peer_size(), &recvs));
+  sends.assign(static_cast<std::size_t>(c->peer_size()),
+               Block{static_cast<std::byte*>(const_cast<void*>(sendbuf)), sendcount, type_ptr(sendtype)});
+  return launch(c, {CollKind::kAllgatherv}, request,
+                [&](const Coll& x) { return inter_alltoallw(x, std::move(sends), std::move(recvs)); });
 }
 
 Err alltoall_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, void* recvbuf, int recvcount,
@@ -861,11 +940,12 @@ Err alltoall_common(const void* sendbuf, int sendcount, MPI_Datatype sendtype, v
   AUGUR_ERR_RETURN(check_data(recvbuf, recvcount, recvtype));
   std::vector<int> sc, sd, rc, rd;
   std::vector<Block> sends, recvs;
-  AUGUR_ERR_RETURN(uniform(c->size, recvcount, &rc, &rd));
-  AUGUR_ERR_RETURN(v_blocks(recvbuf, rc.data(), rd.data(), recvtype, c->size, &recvs));
+  const int n = c->peer_size();
+  AUGUR_ERR_RETURN(uniform(n, recvcount, &rc, &rd));
+  AUGUR_ERR_RETURN(v_blocks(recvbuf, rc.data(), rd.data(), recvtype, n, &recvs));
   if (!in_place) {
-    AUGUR_ERR_RETURN(uniform(c->size, sendcount, &sc, &sd));
-    AUGUR_ERR_RETURN(v_blocks(sendbuf, sc.data(), sd.data(), sendtype, c->size, &sends));
+    AUGUR_ERR_RETURN(uniform(n, sendcount, &sc, &sd));
+    AUGUR_ERR_RETURN(v_blocks(sendbuf, sc.data(), sd.data(), sendtype, n, &sends));
   }
   return alltoall_launch(c, {CollKind::kAlltoall, -1, -1, bytes_sig(recvcount, recvtype)}, std::move(sends),
                          std::move(recvs), in_place, request);
@@ -878,8 +958,8 @@ Err alltoallv_common(const void* sendbuf, const int sendcounts[], const int sdis
   CommPtr c = comm_ptr(comm);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   std::vector<Block> sends, recvs;
-  AUGUR_ERR_RETURN(v_blocks(recvbuf, recvcounts, rdispls, recvtype, c->size, &recvs));
-  if (!in_place) AUGUR_ERR_RETURN(v_blocks(sendbuf, sendcounts, sdispls, sendtype, c->size, &sends));
+  AUGUR_ERR_RETURN(v_blocks(recvbuf, recvcounts, rdispls, recvtype, c->peer_size(), &recvs));
+  if (!in_place) AUGUR_ERR_RETURN(v_blocks(sendbuf, sendcounts, sdispls, sendtype, c->peer_size(), &sends));
   return alltoall_launch(c, {CollKind::kAlltoallv}, std::move(sends), std::move(recvs), in_place, request);
 }
 
@@ -890,9 +970,9 @@ Err alltoallw_common(const void* sendbuf, const int sendcounts[], const int sdis
   CommPtr c = comm_ptr(comm);
   const bool in_place = sendbuf == MPI_IN_PLACE;
   std::vector<Block> sends, recvs;
-  AUGUR_ERR_RETURN(w_blocks(recvbuf, recvcounts, rdispls, recvtypes, c->size, &recvs));
+  AUGUR_ERR_RETURN(w_blocks(recvbuf, recvcounts, rdispls, recvtypes, c->peer_size(), &recvs));
   if (!in_place) {
-    AUGUR_ERR_RETURN(w_blocks(const_cast<void*>(sendbuf), sendcounts, sdispls, sendtypes, c->size, &sends));
+    AUGUR_ERR_RETURN(w_blocks(const_cast<void*>(sendbuf), sendcounts, sdispls, sendtypes, c->peer_size(), &sends));
   }
   return alltoall_launch(c, {CollKind::kAlltoallw}, std::move(sends), std::move(recvs), in_place, request);
 }
@@ -999,8 +1079,10 @@ Err reduce_scatter_run(const void* sendbuf, void* recvbuf, const int recvcounts[
   }
   AUGUR_ERR_RETURN(check_bytes(total, *type_of(datatype)));
   AUGUR_ERR_RETURN(check_op(op, *type_of(datatype)));
+  AUGUR_ERR_RETURN(check_not_in_place(*c, sendbuf));
   return launch(c, sig, request, [&](const Coll& x) {
-    return reduce_scatter_task(x, sendbuf, recvbuf, copy_ints(recvcounts, c->size), datatype, op);
+    auto task = c->inter() ? inter_reduce_scatter : reduce_scatter_task;
+    return task(x, sendbuf, recvbuf, copy_ints(recvcounts, c->size), datatype, op);
   });
 }
 
@@ -1024,6 +1106,7 @@ template <bool exclusive>  // MPI_Exscan
 Err scan_common(const void* sendbuf, void* recvbuf, int count, MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                 MPI_Request* request) {
   AUGUR_ERR_RETURN(check_coll(comm));
+  AUGUR_ERR_RETURN(check_intra(*comm_of(comm), exclusive ? "MPI_Exscan" : "MPI_Scan"));
   AUGUR_ERR_RETURN(check_data(sendbuf, count, datatype));
   AUGUR_ERR_RETURN(check_data(recvbuf, count, datatype));
   AUGUR_ERR_RETURN(check_op(op, *type_of(datatype)));

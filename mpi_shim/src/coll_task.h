@@ -148,6 +148,37 @@ class CollOp {
   bool running_ = false;  // step() is not reentrant (a user reduction that calls MPI)
 };
 
+// One peer's part of an all-to-all: count copies of t at p.
+struct Block {
+  std::byte* p = nullptr;
+  std::int64_t count = 0;
+  TypePtr t;
+};
+
+// Intracommunicator algorithms (coll.cpp) that the intercommunicator collectives run within each
+// group.
+CollTask barrier_algo(Coll x);
+CollTask bcast_algo(Coll x, void* buf, std::int64_t count, TypePtr t, int root);
+CollTask reduce_algo(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, int root);
+CollTask scatterv_algo(Coll x, const void* sbuf, std::vector<int> counts, std::vector<int> displs, TypePtr st, void* rbuf,
+                       std::int64_t rcount, TypePtr rt, int root);
+
+// Intercommunicator collectives (coll_inter.cpp, MPI-3.1 5.2.2): x.c is the intercommunicator;
+// `root` is MPI_ROOT at the root, MPI_PROC_NULL at the rest of its group, and the root's rank
+// in the remote group on the other side. Gathers and all-to-alls have a block per remote rank.
+CollTask inter_barrier(Coll x);
+CollTask inter_bcast(Coll x, void* buf, std::int64_t count, TypePtr t, int root);
+CollTask inter_reduce(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, int root);
+CollTask inter_allreduce(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op);
+CollTask inter_gatherv(Coll x, const void* sbuf, std::int64_t scount, TypePtr st, void* rbuf, std::vector<int> counts,
+                       std::vector<int> displs, TypePtr rt, int root);
+CollTask inter_scatterv(Coll x, const void* sbuf, std::vector<int> counts, std::vector<int> displs, TypePtr st, void* rbuf,
+                        std::int64_t rcount, TypePtr rt, int root);
+CollTask inter_alltoallw(Coll x, std::vector<Block> sends, std::vector<Block> recvs);
+// Reduces this group's vectors, gives the result to the other group, and scatters the other
+// group's result here by `counts` (this group's blocks).
+CollTask inter_reduce_scatter(Coll x, const void* sbuf, void* rbuf, std::vector<int> counts, MPI_Datatype th, MPI_Op op);
+
 // Runs a collective to the end, progressing (and waiting as AUGUR_WAIT says) in between.
 Err run_blocking(CollTask t);
 // Starts a nonblocking collective: its first transfers are posted now; *request completes with

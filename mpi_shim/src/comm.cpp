@@ -68,11 +68,18 @@ Err check_running_comm(MPI_Comm comm) {
   return check_comm(comm);
 }
 
+// Topologies and MPI_Comm_create_group/_split_type are for intracommunicators only.
+Err check_intra(const Comm& c) {
+  if (c.inter()) return err(MPI_ERR_COMM, "an intercommunicator where an intracommunicator is required");
+  return ok();
+}
+
 Err split(MPI_Comm comm, int color, int key, MPI_Comm* newcomm) {
   AUGUR_ERR_RETURN(check_running_comm(comm));
   if (newcomm == nullptr) return err(MPI_ERR_ARG, "null newcomm");
   if (color < 0 && color != MPI_UNDEFINED) return err(MPI_ERR_ARG, "negative color " + std::to_string(color));
   CommPtr c = comm_ptr(comm);
+  if (c->inter()) return inter_split(c, color, key, newcomm);
   std::vector<int> all(static_cast<std::size_t>(2 * c->size));
   const int mine[2] = {color, key};
   AUGUR_ERR_RETURN(allgather_impl(mine, 2, type_ptr(MPI_INT), all.data(), 2, type_ptr(MPI_INT), c));
@@ -115,9 +122,14 @@ AUGUR_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm))
   AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", check_running_comm(comm));
   if (newcomm == nullptr) return raise(comm, "MPI_Comm_dup", err(MPI_ERR_ARG, "null newcomm"));
   CommPtr c = comm_ptr(comm);
-  std::uint32_t id = 0;
-  AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", agree(c, &id));
-  auto d = make_comm(id, c->world, S().world_rank);
+  CommPtr d;
+  if (c->inter()) {
+    AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", inter_dup(c, &d));
+  } else {
+    std::uint32_t id = 0;
+    AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", agree(c, &id));
+    d = make_comm(id, c->world, S().world_rank);
+  }
   d->eh = c->eh;
   d->cart = c->cart;
   d->dims = c->dims;
@@ -149,6 +161,10 @@ AUGUR_MPI_FN(int, Comm_create, (MPI_Comm comm, MPI_Group group, MPI_Comm* newcom
   const Group* g = group_of(group);
   CommPtr c = comm_ptr(comm);
   AUGUR_MPI_CHECK(comm, fn, check_subgroup(*c, g));
+  if (c->inter()) {  // g is part of the local group; the other group names its own part
+    AUGUR_MPI_CHECK(comm, fn, inter_create(c, *g, newcomm));
+    return MPI_SUCCESS;
+  }
   std::uint32_t id = 0;
   AUGUR_MPI_CHECK(comm, fn, agree(c, &id));
   *newcomm = add_comm(id, g->world, *c);
@@ -168,6 +184,7 @@ AUGUR_MPI_FN(int, Comm_create_group, (MPI_Comm comm, MPI_Group group, int tag, M
   if (tag < 0) return raise(comm, fn, err(MPI_ERR_TAG, "negative tag " + std::to_string(tag)));
   const Group* g = group_of(group);
   CommPtr c = comm_ptr(comm);
+  AUGUR_MPI_CHECK(comm, fn, check_intra(*c));
   AUGUR_MPI_CHECK(comm, fn, check_subgroup(*c, g));
   const int me = S().world_rank;
   if (std::find(g->world.begin(), g->world.end(), me) == g->world.end()) {
@@ -210,7 +227,16 @@ AUGUR_MPI_FN(int, Comm_compare, (MPI_Comm comm1, MPI_Comm comm2, int* result), (
   AUGUR_MPI_CHECK(comm1, "MPI_Comm_compare", check_running_comm(comm1));
   AUGUR_MPI_CHECK(comm2, "MPI_Comm_compare", check_comm(comm2));
   if (result == nullptr) return raise(comm1, "MPI_Comm_compare", err(MPI_ERR_ARG, "null argument"));
-  *result = comm1 == comm2 ? MPI_IDENT : compare_lists(comm_of(comm1)->world, comm_of(comm2)->world, MPI_CONGRUENT);
+  const Comm& a = *comm_of(comm1);
+  const Comm& b = *comm_of(comm2);
+  if (comm1 == comm2) {
+    *result = MPI_IDENT;
+  } else if (a.inter() != b.inter()) {
+    *result = MPI_UNEQUAL;
+  } else {  // intercommunicators: the weaker of the two groups' results (MPI_CONGRUENT < MPI_SIMILAR < MPI_UNEQUAL)
+    *result = compare_lists(a.world, b.world, MPI_CONGRUENT);
+    if (a.inter()) *result = std::max(*result, compare_lists(a.remote, b.remote, MPI_CONGRUENT));
+  }
   return MPI_SUCCESS;
 }
 
@@ -220,13 +246,6 @@ AUGUR_MPI_FN(int, Comm_group, (MPI_Comm comm, MPI_Group* group), (comm, group)) 
   auto g = std::make_shared<Group>();
   g->world = comm_of(comm)->world;
   *group = new_group(std::move(g));
-  return MPI_SUCCESS;
-}
-
-AUGUR_MPI_FN(int, Comm_test_inter, (MPI_Comm comm, int* flag), (comm, flag)) {
-  AUGUR_MPI_CHECK(comm, "MPI_Comm_test_inter", check_running_comm(comm));
-  if (flag == nullptr) return raise(comm, "MPI_Comm_test_inter", err(MPI_ERR_ARG, "null argument"));
-  *flag = 0;  // intercommunicators do not exist here
   return MPI_SUCCESS;
 }
 
@@ -349,12 +368,6 @@ AUGUR_MPI_FN(int, Group_range_excl, (MPI_Group group, int n, int ranges[][3], MP
   std::vector<int> ranks;
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Group_range_excl", expand_ranges(group, n, ranges, &ranks));
   return PMPI_Group_excl(group, static_cast<int>(ranks.size()), ranks.data(), newgroup);
-}
-
-AUGUR_MPI_FN(int, Comm_remote_size, (MPI_Comm comm, int* size), (comm, size)) {
-  AUGUR_MPI_CHECK(comm, "MPI_Comm_remote_size", check_running_comm(comm));
-  (void)size;  // every communicator is an intracommunicator
-  return raise(comm, "MPI_Comm_remote_size", err(MPI_ERR_COMM, "not an intercommunicator (augur has none yet)"));
 }
 
 namespace {
@@ -480,6 +493,7 @@ AUGUR_MPI_FN(int, Cart_create,
   (void)reorder;  // ranks keep their order
   const char* fn = "MPI_Cart_create";
   AUGUR_MPI_CHECK(comm_old, fn, check_running_comm(comm_old));
+  AUGUR_MPI_CHECK(comm_old, fn, check_intra(*comm_of(comm_old)));
   if (ndims < 0 || (ndims > 0 && (dims == nullptr || periods == nullptr)) || comm_cart == nullptr) {
     return raise(comm_old, fn, err(MPI_ERR_ARG, "bad ndims or null argument"));
   }
@@ -719,6 +733,7 @@ AUGUR_MPI_FN(int, Graph_create,
   (void)reorder;  // ranks keep their order
   const char* fn = "MPI_Graph_create";
   AUGUR_MPI_CHECK(comm_old, fn, check_running_comm(comm_old));
+  AUGUR_MPI_CHECK(comm_old, fn, check_intra(*comm_of(comm_old)));
   CommPtr c = comm_ptr(comm_old);
   if (nnodes < 0 || nnodes > c->size || comm_graph == nullptr || (nnodes > 0 && index == nullptr)) {
     return raise(comm_old, fn, err(MPI_ERR_ARG, "bad nnodes or null argument"));
@@ -808,6 +823,7 @@ AUGUR_MPI_FN(int, Dist_graph_create_adjacent,
   (void)reorder;
   const char* fn = "MPI_Dist_graph_create_adjacent";
   AUGUR_MPI_CHECK(comm_old, fn, check_running_comm(comm_old));
+  AUGUR_MPI_CHECK(comm_old, fn, check_intra(*comm_of(comm_old)));
   const int n = comm_of(comm_old)->size;
   if (indegree < 0 || outdegree < 0 || comm_dist_graph == nullptr) {
     return raise(comm_old, fn, err(MPI_ERR_ARG, "negative degree or null argument"));
@@ -831,6 +847,7 @@ AUGUR_MPI_FN(int, Dist_graph_create,
   (void)reorder;
   const char* fn = "MPI_Dist_graph_create";
   AUGUR_MPI_CHECK(comm_old, fn, check_running_comm(comm_old));
+  AUGUR_MPI_CHECK(comm_old, fn, check_intra(*comm_of(comm_old)));
   const int size = comm_of(comm_old)->size;
   if (n < 0 || comm_dist_graph == nullptr || (n > 0 && degrees == nullptr)) {
     return raise(comm_old, fn, err(MPI_ERR_ARG, "negative n or null argument"));
@@ -923,6 +940,7 @@ AUGUR_MPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
   (void)info;
   const char* fn = "MPI_Comm_split_type";
   AUGUR_MPI_CHECK(comm, fn, check_running_comm(comm));
+  AUGUR_MPI_CHECK(comm, fn, check_intra(*comm_of(comm)));
   if (split_type == MPI_UNDEFINED) return PMPI_Comm_split(comm, MPI_UNDEFINED, key, newcomm);
   if (split_type != MPI_COMM_TYPE_SHARED) {
     return raise(comm, fn, err(MPI_ERR_ARG, "split type " + std::to_string(split_type) + " (only MPI_COMM_TYPE_SHARED)"));

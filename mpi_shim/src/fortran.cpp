@@ -200,6 +200,12 @@ AUGUR_F(comm_create, (F * comm, F* group, F* nc, F* ierr), PMPI_Comm_create(*com
 AUGUR_F(comm_free, (F * comm, F* ierr), PMPI_Comm_free(comm))
 AUGUR_F(comm_compare, (F * a, F* b, F* res, F* ierr), PMPI_Comm_compare(*a, *b, res))
 AUGUR_F(comm_group, (F * comm, F* group, F* ierr), PMPI_Comm_group(*comm, group))
+AUGUR_F(comm_test_inter, (F * comm, F* flag, F* ierr), PMPI_Comm_test_inter(*comm, flag))
+AUGUR_F(comm_remote_size, (F * comm, F* size, F* ierr), PMPI_Comm_remote_size(*comm, size))
+AUGUR_F(comm_remote_group, (F * comm, F* group, F* ierr), PMPI_Comm_remote_group(*comm, group))
+AUGUR_F(intercomm_create, (F * lc, F* ll, F* pc, F* rl, F* tag, F* nc, F* ierr),
+        PMPI_Intercomm_create(*lc, *ll, *pc, *rl, *tag, nc))
+AUGUR_F(intercomm_merge, (F * ic, F* high, F* nc, F* ierr), PMPI_Intercomm_merge(*ic, *high, nc))
 AUGUR_F(group_size, (F * group, F* size, F* ierr), PMPI_Group_size(*group, size))
 AUGUR_F(group_rank, (F * group, F* rank, F* ierr), PMPI_Group_rank(*group, rank))
 AUGUR_F(group_incl, (F * group, F* n, F* ranks, F* ng, F* ierr), PMPI_Group_incl(*group, *n, ranks, ng))

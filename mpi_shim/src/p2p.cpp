@@ -75,7 +75,7 @@ Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, in
              !runs.empty()) {
     // The engine only reads through a send layout's base.
     const relations::Layout from{static_cast<std::byte*>(const_cast<void*>(buf)), runs};
-    auto er = S().engine->isendv(from, c->world[static_cast<std::size_t>(peer)], tag, ctx, synchronous);
+    auto er = S().engine->isendv(from, c->peer_world(peer), tag, ctx, synchronous);
     if (!er.ok()) return from_status(er.status());
     r.er = std::move(er.value());
     return ok();
@@ -84,7 +84,7 @@ Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, in
     AUGUR_ERR_RETURN(pack(buf, count, *t, r.tmp.data()));
     data = r.tmp.data();
   }
-  auto er = S().engine->isend(data, static_cast<std::size_t>(n), c->world[static_cast<std::size_t>(peer)], tag, ctx,
+  auto er = S().engine->isend(data, static_cast<std::size_t>(n), c->peer_world(peer), tag, ctx,
                               synchronous);
   if (!er.ok()) return from_status(er.status());
   r.er = std::move(er.value());
@@ -105,7 +105,7 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
   const std::int64_t n = count * t->size;
   void* land = nullptr;
   r.unpack = n > 0 && !t->contig;
-  const int src = peer == MPI_ANY_SOURCE ? host::kAnySource : c->world[static_cast<std::size_t>(peer)];
+  const int src = peer == MPI_ANY_SOURCE ? host::kAnySource : c->peer_world(peer);
   if (n > 0 && t->contig) {
     land = static_cast<std::byte*>(buf) + t->runs[0].offset;
   } else if (std::vector<relations::ByteRun> runs = n > 0 ? runs_of(count, *t) : std::vector<relations::ByteRun>{};
@@ -167,14 +167,14 @@ Err req_finish(Req& r, MPI_Status* st) {
       if (Err u = unpack(r.tmp.data(), got, r.rbuf, r.count, *r.type); !u.ok() && result.ok()) result = u;
     }
     if (!ignore(st)) {
-      st->MPI_SOURCE = e.cancelled || e.source < 0 ? MPI_ANY_SOURCE : r.comm->rank_of[static_cast<std::size_t>(e.source)];
+      st->MPI_SOURCE = e.cancelled || e.source < 0 ? MPI_ANY_SOURCE : r.comm->peer_rank(e.source);
       st->MPI_TAG = e.cancelled ? MPI_ANY_TAG : e.tag;
       st->augur_cancelled = e.cancelled ? 1 : 0;
       set_count(st, static_cast<std::int64_t>(e.cancelled ? 0 : got));
     }
     if (result.cls == MPI_ERR_TRUNCATE) {
       result.msg = "message of " + std::to_string(e.length) + " bytes from rank " +
-                   std::to_string(r.comm->rank_of[static_cast<std::size_t>(e.source)]) + " (tag " +
+                   std::to_string(r.comm->peer_rank(e.source)) + " (tag " +
                    std::to_string(e.tag) + ") does not fit the receive buffer of " + std::to_string(cap) + " bytes";
     }
   } else {
@@ -217,7 +217,7 @@ bool p2p_args_valid(const void* buf, int count, MPI_Datatype dt, int peer, int t
   std::int64_t bytes = 0;
   if (__builtin_mul_overflow(std::int64_t{count}, t->size, &bytes) || bytes > kMaxMessageBytes) return false;
   if (buf == nullptr && count > 0 && t->size > 0 && t->true_lb == 0) return false;
-  const bool rank_ok = (peer >= 0 && peer < c->size) || peer == MPI_PROC_NULL || (recv && peer == MPI_ANY_SOURCE);
+  const bool rank_ok = (peer >= 0 && peer < c->peer_size()) || peer == MPI_PROC_NULL || (recv && peer == MPI_ANY_SOURCE);
   const bool tag_ok = (tag >= 0 && tag <= kTagUb) || (recv && tag == MPI_ANY_TAG);
   return rank_ok && tag_ok;
 }
@@ -231,9 +231,9 @@ Err check_p2p(const void* buf, int count, MPI_Datatype dt, int peer, int tag, MP
   AUGUR_ERR_RETURN(check_bytes(count, *type_of(dt)));
   AUGUR_ERR_RETURN(check_buf(buf, count, *type_of(dt)));
   const Comm& c = *comm_of(comm);
-  const bool rank_ok = (peer >= 0 && peer < c.size) || peer == MPI_PROC_NULL || (recv && peer == MPI_ANY_SOURCE);
+  const bool rank_ok = (peer >= 0 && peer < c.peer_size()) || peer == MPI_PROC_NULL || (recv && peer == MPI_ANY_SOURCE);
   if (!rank_ok) {
-    return err(MPI_ERR_RANK, "invalid rank " + std::to_string(peer) + " (communicator size " + std::to_string(c.size) + ")");
+    return err(MPI_ERR_RANK, "invalid rank " + std::to_string(peer) + " (" + (c.inter() ? "remote group" : "communicator") + " size " + std::to_string(c.peer_size()) + ")");
   }
   const bool tag_ok = (tag >= 0 && tag <= kTagUb) || (recv && tag == MPI_ANY_TAG);
   if (!tag_ok) return err(MPI_ERR_TAG, "invalid tag " + std::to_string(tag));
@@ -455,7 +455,7 @@ Err bsend_common(const void* buf, int count, MPI_Datatype dt, int dest, int tag,
   AUGUR_ERR_RETURN(pack(buf, count, t, r->tmp.data()));
   // Send the private copy as bytes.
   CommPtr c = comm_ptr(comm);
-  auto er = S().engine->isend(r->tmp.data(), r->tmp.size(), c->world[static_cast<std::size_t>(dest)], tag, c->p2p_ctx());
+  auto er = S().engine->isend(r->tmp.data(), r->tmp.size(), c->peer_world(dest), tag, c->p2p_ctx());
   if (!er.ok()) return from_status(er.status());
   r->kind = ReqKind::kSend;
   r->er = std::move(er.value());
@@ -540,7 +540,7 @@ Err probe_common(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
   AUGUR_ERR_RETURN(check_running());
   AUGUR_ERR_RETURN(check_comm(comm));
   const Comm& c = *comm_of(comm);
-  if (!((source >= 0 && source < c.size) || source == MPI_ANY_SOURCE || source == MPI_PROC_NULL)) {
+  if (!((source >= 0 && source < c.peer_size()) || source == MPI_ANY_SOURCE || source == MPI_PROC_NULL)) {
     return err(MPI_ERR_RANK, "invalid source rank " + std::to_string(source));
   }
   if (!((tag >= 0 && tag <= kTagUb) || tag == MPI_ANY_TAG)) return err(MPI_ERR_TAG, "invalid tag " + std::to_string(tag));
@@ -552,7 +552,7 @@ Err probe_common(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
     return ok();
   }
   augur::host::Request out;
-  const int src = source == MPI_ANY_SOURCE ? augur::host::kAnySource : c.world[static_cast<std::size_t>(source)];
+  const int src = source == MPI_ANY_SOURCE ? augur::host::kAnySource : c.peer_world(source);
   const std::int32_t etag = tag == MPI_ANY_TAG ? augur::host::kAnyTag : tag;
   if (message != nullptr) {
     auto taken = S().engine->improbe(src, etag, c.p2p_ctx(), &out);
@@ -568,7 +568,7 @@ Err probe_common(int source, int tag, MPI_Comm comm, int* flag, MPI_Message* mes
     *flag = found.value() ? 1 : 0;
   }
   if (*flag && !ignore(status)) {
-    status->MPI_SOURCE = c.rank_of[static_cast<std::size_t>(out.source)];
+    status->MPI_SOURCE = c.peer_rank(out.source);
     status->MPI_TAG = out.tag;
     status->MPI_ERROR = MPI_SUCCESS;
     status->augur_cancelled = 0;
@@ -925,7 +925,7 @@ AUGUR_MPI_FN(int, Request_get_status, (MPI_Request request, int* flag, MPI_Statu
   if (*flag && !ignore(status)) {
     set_status_empty(status);
     if (r.kind == ReqKind::kRecv && r.er) {
-      status->MPI_SOURCE = r.er->cancelled ? MPI_ANY_SOURCE : r.comm->rank_of[static_cast<std::size_t>(r.er->source)];
+      status->MPI_SOURCE = r.er->cancelled ? MPI_ANY_SOURCE : r.comm->peer_rank(r.er->source);
       status->MPI_TAG = r.er->tag;
       status->augur_cancelled = r.er->cancelled ? 1 : 0;
       const auto cap = static_cast<std::size_t>(r.count * r.type->size);

@@ -111,6 +111,9 @@ struct Group {
 };
 using GroupPtr = std::shared_ptr<Group>;
 
+struct Comm;
+using CommPtr = std::shared_ptr<Comm>;
+
 struct Comm {
   std::uint32_t id = 0;      // engine contexts 2*id (point-to-point) and 2*id+1 (collectives)
   std::vector<int> world;    // comm rank -> world rank
@@ -128,10 +131,20 @@ struct Comm {
   std::uint32_t nbc_seq = 0;  // nonblocking collectives started (their tag bases)
   std::map<int, void*> attrs;  // cached attributes by keyval (MPI_Comm_set_attr)
   std::vector<std::pair<std::string, std::string>> hints;  // MPI_Comm_set_info
+  // Intercommunicators (MPI-3.1 6.6): world/rank_of/rank/size above are the local group;
+  // point-to-point and the cross-group steps of collectives address the remote group. `local`
+  // is the local group as an intracommunicator of its own id (the collectives' local steps).
+  CommPtr local;
+  std::vector<int> remote;          // remote rank -> world rank
+  std::vector<int> remote_rank_of;  // world rank -> remote rank, -1 if not in the remote group
+  [[nodiscard]] bool inter() const { return local != nullptr; }
+  // The peers point-to-point addresses: the remote group of an intercommunicator, else the group.
+  [[nodiscard]] int peer_size() const { return inter() ? static_cast<int>(remote.size()) : size; }
+  [[nodiscard]] int peer_world(int r) const { return (inter() ? remote : world)[static_cast<std::size_t>(r)]; }
+  [[nodiscard]] int peer_rank(int w) const { return (inter() ? remote_rank_of : rank_of)[static_cast<std::size_t>(w)]; }
   [[nodiscard]] std::uint32_t p2p_ctx() const { return 2 * id; }
   [[nodiscard]] std::uint32_t coll_ctx() const { return 2 * id + 1; }
 };
-using CommPtr = std::shared_ptr<Comm>;
 
 // --- requests --------------------------------------------------------------------------------
 
@@ -384,6 +397,10 @@ Err neighbors_of(const Comm& c, Neighbors* n);
 // New communicator id agreed by every member of `parent` (collective over parent).
 Result<std::uint32_t> agree_comm_id(const CommPtr& parent);
 CommPtr make_comm(std::uint32_t id, std::vector<int> world_ranks, int my_world);
+// MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create on an intercommunicator (intercomm.cpp).
+Err inter_dup(const CommPtr& c, CommPtr* out);
+Err inter_split(const CommPtr& c, int color, int key, MPI_Comm* newcomm);
+Err inter_create(const CommPtr& c, const Group& g, MPI_Comm* newcomm);
 
 // Reductions: inout = in (op) inout, over `count` copies of `t` in typed layout.
 Err check_op(MPI_Op op, const Type& t);

@@ -493,6 +493,7 @@ Err make_window(MPI_Comm comm, void* base, MPI_Aint size, int disp_unit, MPI_Inf
   if (size > 0 && base == nullptr) return err(MPI_ERR_BASE, "null base for a window of " + std::to_string(size) + " bytes");
   auto w = std::make_shared<Win>();
   const CommPtr parent = comm_ptr(comm);
+  if (parent->inter()) return err(MPI_ERR_COMM, "windows are made over an intracommunicator");
   Result<std::uint32_t> id = agree_comm_id(parent);
   if (!id.ok()) return from_status(id.status());
   w->comm = make_comm(*id, parent->world, S().world_rank);
