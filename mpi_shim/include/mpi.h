@@ -186,6 +186,10 @@ typedef struct MPI_Status {
 #define MPI_COMM_TYPE_SHARED 1
 #define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
+#define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 
 /* Predefined attribute keys (MPI_Comm_get_attr on MPI_COMM_WORLD). */
 #define MPI_TAG_UB 1
@@ -403,6 +407,7 @@ AUGUR_MPI_DECL(int, Type_create_indexed_block, (int count, int blocklength, cons
                                                 MPI_Datatype oldtype, MPI_Datatype* newtype))
 AUGUR_MPI_DECL(int, Type_create_hindexed_block, (int count, int blocklength, const MPI_Aint displacements[],
                                                  MPI_Datatype oldtype, MPI_Datatype* newtype))
+AUGUR_MPI_DECL(int, Type_create_darray, (int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[], const int psizes[], int order, MPI_Datatype oldtype, MPI_Datatype* newtype))
 AUGUR_MPI_DECL(int, Type_create_subarray, (int ndims, const int sizes[], const int subsizes[], const int starts[],
                                            int order, MPI_Datatype oldtype, MPI_Datatype* newtype))
 AUGUR_MPI_DECL(int, Type_create_struct, (int count, const int blocklengths[], const MPI_Aint displacements[],
@@ -460,6 +465,9 @@ AUGUR_MPI_DECL(int, Pack, (const void* inbuf, int incount, MPI_Datatype datatype
 AUGUR_MPI_DECL(int, Unpack, (const void* inbuf, int insize, int* position, void* outbuf, int outcount,
                              MPI_Datatype datatype, MPI_Comm comm))
 AUGUR_MPI_DECL(int, Pack_size, (int incount, MPI_Datatype datatype, MPI_Comm comm, int* size))
+AUGUR_MPI_DECL(int, Pack_external, (const char datarep[], const void* inbuf, int incount, MPI_Datatype datatype, void* outbuf, MPI_Aint outsize, MPI_Aint* position))
+AUGUR_MPI_DECL(int, Unpack_external, (const char datarep[], const void* inbuf, MPI_Aint insize, MPI_Aint* position, void* outbuf, int outcount, MPI_Datatype datatype))
+AUGUR_MPI_DECL(int, Pack_external_size, (const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint* size))
 AUGUR_MPI_DECL(int, Get_address, (const void* location, MPI_Aint* address))
 AUGUR_MPI_DECL(int, Address, (void* location, MPI_Aint* address))
 

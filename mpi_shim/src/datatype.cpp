@@ -326,6 +326,7 @@ void init_predefined_types() {
   for (const Predef& p : kPredef) {
     auto t = make_type(relations::Datatype::Base(p.size, p.align).value(), p.elem, 1);
     t->predefined = true;
+    t->handle = p.handle;
     t->name = p.name;
     (void)t->prepare();
     set_slot(p.handle, std::move(t));
@@ -337,6 +338,7 @@ void init_predefined_types() {
                                          relations::Datatype::Base(p.isize).value()};
     auto t = make_type(relations::Datatype::Struct(bl, disp, parts).value(), p.elem, 2);
     t->predefined = true;
+    t->handle = p.handle;
     t->name = p.name;
     (void)t->prepare();
     set_slot(p.handle, std::move(t));
@@ -522,6 +524,108 @@ AUGUR_MPI_FN(int, Type_create_subarray,
                     old.elem, n * old.nelems, newtype,
                     {MPI_COMBINER_SUBARRAY,
                      ints_of({ndims}, arr(sizes, ndims), arr(subsizes, ndims), arr(starts, ndims), arr(&order, 1)), {},
+                     {type_ptr(oldtype)}});
+}
+
+namespace {
+// The indices of one dimension of a darray that process coordinate `c` of `p` owns, ascending
+// (MPI-3.1 4.1.4).
+Err darray_dim(int n, int distrib, int darg, int p, int c, std::vector<std::int64_t>* out) {
+  out->clear();
+  switch (distrib) {
+    case MPI_DISTRIBUTE_NONE:
+      if (p != 1) return err(MPI_ERR_ARG, "MPI_DISTRIBUTE_NONE over " + std::to_string(p) + " processes (must be 1)");
+      for (int i = 0; i < n; ++i) out->push_back(i);
+      return ok();
+    case MPI_DISTRIBUTE_BLOCK: {
+      const std::int64_t blk = darg == MPI_DISTRIBUTE_DFLT_DARG ? (static_cast<std::int64_t>(n) + p - 1) / p : darg;
+      if (blk <= 0 || blk * p < n) {
+        return err(MPI_ERR_ARG, "block size " + std::to_string(blk) + " x " + std::to_string(p) + " processes does not cover " +
+                                    std::to_string(n) + " elements");
+      }
+      for (std::int64_t i = c * blk; i < std::min<std::int64_t>((c + 1) * blk, n); ++i) out->push_back(i);
+      return ok();
+    }
+    case MPI_DISTRIBUTE_CYCLIC: {
+      const std::int64_t blk = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+      if (blk <= 0) return err(MPI_ERR_ARG, "cyclic block size " + std::to_string(blk));
+      for (std::int64_t i = 0; i < n; ++i) {
+        if ((i / blk) % p == c) out->push_back(i);
+      }
+      return ok();
+    }
+    default: return err(MPI_ERR_ARG, "distribution " + std::to_string(distrib));
+  }
+}
+
+// The darray's type: per dimension from the fastest, an hindexed of the inner type at each owned
+// index (runs of the element type in the fastest one), then the whole array as its extent.
+Err darray_type(int size, int rank, int ndims, const int* gsizes, const int* distribs, const int* dargs, const int* psizes,
+                int order, const Type& old, rel::Datatype* out, std::int64_t* count) {
+  if (ndims <= 0 || gsizes == nullptr || distribs == nullptr || dargs == nullptr || psizes == nullptr) {
+    return err(MPI_ERR_ARG, "bad ndims or null array");
+  }
+  if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN) return err(MPI_ERR_ARG, "order must be MPI_ORDER_C or MPI_ORDER_FORTRAN");
+  std::int64_t procs = 1, elems = 1;
+  for (int d = 0; d < ndims; ++d) {
+    if (gsizes[d] <= 0 || psizes[d] <= 0) return err(MPI_ERR_ARG, "dimension " + std::to_string(d) + ": non-positive size");
+    procs *= psizes[d];
+    elems *= gsizes[d];
+  }
+  if (procs != size) return err(MPI_ERR_ARG, "the process grid has " + std::to_string(procs) + " processes, size is " + std::to_string(size));
+  if (rank < 0 || rank >= size) return err(MPI_ERR_RANK, "rank " + std::to_string(rank) + " of " + std::to_string(size));
+  // The process grid is row-major whatever the array order (as a cartesian topology's).
+  std::vector<int> coord(static_cast<std::size_t>(ndims));
+  for (int d = ndims - 1, r = rank; d >= 0; --d) {
+    coord[static_cast<std::size_t>(d)] = r % psizes[d];
+    r /= psizes[d];
+  }
+  // Dimensions from the fastest: the last in C order, the first in Fortran order.
+  std::vector<int> dims(static_cast<std::size_t>(ndims));
+  for (int k = 0; k < ndims; ++k) dims[static_cast<std::size_t>(k)] = order == MPI_ORDER_C ? ndims - 1 - k : k;
+  rel::Datatype inner = old.dt;
+  std::int64_t stride = old.extent, local = 1;
+  std::vector<std::int64_t> idx;
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    const int d = dims[k];
+    AUGUR_ERR_RETURN(darray_dim(gsizes[d], distribs[d], dargs[d], psizes[d], coord[static_cast<std::size_t>(d)], &idx));
+    local *= static_cast<std::int64_t>(idx.size());
+    std::vector<std::int64_t> bl, disp;
+    for (std::int64_t i : idx) {
+      if (k == 0 && !disp.empty() && disp.back() / stride + bl.back() == i) {
+        ++bl.back();  // consecutive elements of the fastest dimension: one block
+      } else {
+        bl.push_back(1);
+        disp.push_back(i * stride);
+      }
+    }
+    auto next = rel::Datatype::Hindexed(bl, disp, inner);
+    if (!next.ok()) return err(MPI_ERR_ARG, next.status().to_string());
+    inner = std::move(next.value());
+    stride *= gsizes[d];
+  }
+  auto whole = rel::Datatype::Resized(inner, 0, elems * old.extent);
+  if (!whole.ok()) return err(MPI_ERR_ARG, whole.status().to_string());
+  *out = std::move(whole.value());
+  *count = local;
+  return ok();
+}
+}  // namespace
+
+AUGUR_MPI_FN(int, Type_create_darray,
+             (int size, int rank, int ndims, const int gsizes[], const int distribs[], const int dargs[], const int psizes[],
+              int order, MPI_Datatype oldtype, MPI_Datatype* newtype),
+             (size, rank, ndims, gsizes, distribs, dargs, psizes, order, oldtype, newtype)) {
+  const char* fn = "MPI_Type_create_darray";
+  TYPE_PROLOGUE(fn, oldtype, newtype);
+  rel::Datatype dt = old.dt;
+  std::int64_t n = 0;
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, fn, darray_type(size, rank, ndims, gsizes, distribs, dargs, psizes, order, old, &dt, &n));
+  return finish_new(fn, std::move(dt), old.elem, n * old.nelems, newtype,
+                    {MPI_COMBINER_DARRAY,
+                     ints_of({size, rank, ndims}, arr(gsizes, ndims), arr(distribs, ndims), arr(dargs, ndims),
+                             arr(psizes, ndims), arr(&order, 1)),
+                     {},
                      {type_ptr(oldtype)}});
 }
 

@@ -179,6 +179,9 @@ AUGUR_F(type_create_struct, (F * n, F* bl, MPI_Aint* d, F* types, F* nt, F* ierr
         PMPI_Type_create_struct(*n, bl, d, types, nt))
 AUGUR_F(type_create_resized, (F * old, MPI_Aint* lb, MPI_Aint* extent, F* nt, F* ierr),
         PMPI_Type_create_resized(*old, *lb, *extent, nt))
+AUGUR_F(type_create_darray,
+        (F * size, F* rank, F* nd, F* gsizes, F* distribs, F* dargs, F* psizes, F* order, F* old, F* nt, F* ierr),
+        PMPI_Type_create_darray(*size, *rank, *nd, gsizes, distribs, dargs, psizes, *order, *old, nt))
 AUGUR_F(type_create_subarray, (F * nd, F* sizes, F* subs, F* starts, F* order, F* old, F* nt, F* ierr),
         PMPI_Type_create_subarray(*nd, sizes, subs, starts, *order, *old, nt))
 AUGUR_F(type_commit, (F * t, F* ierr), PMPI_Type_commit(t))

@@ -66,6 +66,7 @@ struct Type {
   explicit Type(relations::Datatype d) : dt(std::move(d)) {}
   relations::Datatype dt;
   bool predefined = false;
+  MPI_Datatype handle = MPI_DATATYPE_NULL;  // a predefined type's own handle
   bool committed = false;
   Elem elem = Elem::kMixed;  // kMixed: several kinds of basic element
   std::int64_t nelems = 0;   // basic elements in one copy
@@ -102,6 +103,11 @@ using TypePtr = std::shared_ptr<Type>;
 Err pack(const void* buf, std::int64_t count, const Type& t, std::byte* out);
 // Unpack at most `nbytes` packed bytes into `count` copies at `buf`.
 Err unpack(const std::byte* in, std::size_t nbytes, void* buf, std::int64_t count, const Type& t);
+// "external32" (MPI-3.1 13.5.2, external32.cpp): the bytes `count` copies of `t` take in it, and
+// native packed data (pack()'s) converted to it and back.
+Err external32_size(std::int64_t count, const Type& t, std::int64_t* bytes);
+Err to_external32(const std::byte* native, std::int64_t count, const Type& t, std::byte* out);
+Err from_external32(const std::byte* in, std::int64_t count, const Type& t, std::byte* native);
 
 // --- groups and communicators ----------------------------------------------------------------
 

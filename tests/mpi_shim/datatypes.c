@@ -286,6 +286,172 @@ static void envelopes(void) {
   MPI_Type_free(&dup);
 }
 
+/* MPI_Pack_external: the external32 bytes of basic types as MPI-3.1 13.5.2 gives them (big-endian,
+ * MPI_LONG in 4 bytes, MPI_LONG_DOUBLE as an IEEE quad), sizes, a round trip of a struct array
+ * through another rank, and the errors. */
+static void external32(void) {
+  unsigned char b[256];
+  MPI_Aint pos = 0, sz = -1;
+  const int ints[3] = {1, -2, 0x01020304};
+  MPI_Pack_external("external32", ints, 3, MPI_INT, b, sizeof b, &pos);
+  const unsigned char want_ints[12] = {0, 0, 0, 1, 0xff, 0xff, 0xff, 0xfe, 1, 2, 3, 4};
+  CHECK(pos == 12 && memcmp(b, want_ints, 12) == 0, "external32 ints: %ld bytes %02x %02x %02x %02x", (long)pos, b[0], b[1],
+        b[2], b[3]);
+  const long l = -5;
+  const short sh = 0x1234;
+  const double d = 1.0;
+  const long double ld = 1.5L;
+  pos = 0;
+  MPI_Pack_external("external32", &l, 1, MPI_LONG, b, sizeof b, &pos);
+  MPI_Pack_external("external32", &sh, 1, MPI_SHORT, b, sizeof b, &pos);
+  MPI_Pack_external("external32", &d, 1, MPI_DOUBLE, b, sizeof b, &pos);
+  MPI_Pack_external("external32", &ld, 1, MPI_LONG_DOUBLE, b, sizeof b, &pos);
+  const unsigned char want[4 + 2 + 8 + 16] = {0xff, 0xff, 0xff, 0xfb, 0x12, 0x34, 0x3f, 0xf0, 0, 0, 0, 0, 0, 0,
+                                              0x3f, 0xff, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  CHECK(pos == 30 && memcmp(b, want, 30) == 0, "external32 long/short/double/long double: %ld bytes", (long)pos);
+  long l2 = 0;
+  short sh2 = 0;
+  double d2 = 0;
+  long double ld2 = 0;
+  MPI_Aint at = 0;
+  MPI_Unpack_external("external32", b, pos, &at, &l2, 1, MPI_LONG);
+  MPI_Unpack_external("external32", b, pos, &at, &sh2, 1, MPI_SHORT);
+  MPI_Unpack_external("external32", b, pos, &at, &d2, 1, MPI_DOUBLE);
+  MPI_Unpack_external("external32", b, pos, &at, &ld2, 1, MPI_LONG_DOUBLE);
+  CHECK(at == pos && l2 == -5 && sh2 == 0x1234 && d2 == 1.0 && ld2 == 1.5L, "external32 unpack: %ld %d %g", l2, sh2, d2);
+  MPI_Pack_external_size("external32", 1, MPI_LONG_DOUBLE, &sz);
+  CHECK(sz == 16, "external32 size of MPI_LONG_DOUBLE %ld", (long)sz);
+  MPI_Pack_external_size("external32", 3, MPI_DOUBLE_INT, &sz);
+  CHECK(sz == 36, "external32 size of 3 MPI_DOUBLE_INT %ld", (long)sz);
+
+  /* a struct array and a vector, to the right neighbour as bytes, unpacked there */
+  MPI_Datatype st = struct_s_type(), vec;
+  MPI_Type_vector(2, 1, 3, MPI_INT, &vec);
+  MPI_Type_commit(&vec);
+  MPI_Pack_external_size("external32", 3, st, &sz);
+  CHECK(sz == 3 * 15, "external32 size of 3 structs %ld", (long)sz);
+  struct S out[3], in[3];
+  memset(out, 0, sizeof out);
+  memset(in, 0, sizeof in);
+  for (int i = 0; i < 3; ++i) {
+    out[i].a = g_rank * 10 + i - 100;
+    out[i].b = g_rank + i * 0.5;
+    memcpy(out[i].c, "ab", 3);
+  }
+  const int vin[6] = {g_rank, -1, -1, -g_rank - 7, -1, -1};
+  const struct {
+    double v;
+    int i;
+  } pair = {2.5 + g_rank, -g_rank};
+  pos = 0;
+  MPI_Pack_external("external32", out, 3, st, b, sizeof b, &pos);
+  MPI_Pack_external("external32", vin, 1, vec, b, sizeof b, &pos);
+  MPI_Pack_external("external32", &pair, 1, MPI_DOUBLE_INT, b, sizeof b, &pos);
+  CHECK(pos == 45 + 8 + 12, "external32 position %ld", (long)pos);
+  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
+  unsigned char rb[256];
+  MPI_Sendrecv(b, (int)pos, MPI_BYTE, right, 21, rb, sizeof rb, MPI_BYTE, left, 21, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  int vout[6] = {0, 0, 0, 0, 0, 0};
+  struct {
+    double v;
+    int i;
+  } pair2 = {0, 0};
+  at = 0;
+  MPI_Unpack_external("external32", rb, pos, &at, in, 3, st);
+  MPI_Unpack_external("external32", rb, pos, &at, vout, 1, vec);
+  MPI_Unpack_external("external32", rb, pos, &at, &pair2, 1, MPI_DOUBLE_INT);
+  int ok = at == pos;
+  for (int i = 0; i < 3; ++i) ok &= in[i].a == left * 10 + i - 100 && in[i].b == left + i * 0.5 && strcmp(in[i].c, "ab") == 0;
+  CHECK(ok, "external32 struct array from rank %d", left);
+  CHECK(vout[0] == left && vout[3] == -left - 7 && vout[1] == 0, "external32 vector %d %d %d", vout[0], vout[1], vout[3]);
+  CHECK(pair2.v == 2.5 + left && pair2.i == -left, "external32 MPI_DOUBLE_INT %g %d", pair2.v, pair2.i);
+
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int cls = -1;
+  pos = 0;
+  MPI_Error_class(MPI_Pack_external("native", ints, 3, MPI_INT, b, sizeof b, &pos), &cls);
+  CHECK(cls == MPI_ERR_ARG, "datarep \"native\": class %d", cls);
+  pos = 0;
+  MPI_Error_class(MPI_Pack_external("external32", ints, 3, MPI_INT, b, 11, &pos), &cls);
+  CHECK(cls == MPI_ERR_TRUNCATE && pos == 0, "external32 into 11 bytes: class %d, position %ld", cls, (long)pos);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+  MPI_Type_free(&st);
+  MPI_Type_free(&vec);
+}
+
+/* MPI_Type_create_darray: what each of 4 (virtual) processes owns of a 4x6 array, block over the
+ * rows and cyclic(2) over the columns, in C and Fortran order, and a cyclic vector over 3, against
+ * loops over the distribution; its envelope, external32 size and errors. */
+static void darrays(void) {
+  const int gsizes[2] = {4, 6}, psizes[2] = {2, 2};
+  const int distribs[2] = {MPI_DISTRIBUTE_BLOCK, MPI_DISTRIBUTE_CYCLIC}, dargs[2] = {MPI_DISTRIBUTE_DFLT_DARG, 2};
+  for (int f = 0; f < 2; ++f) {
+    for (int r = 0; r < 4; ++r) {
+      MPI_Datatype t;
+      MPI_Type_create_darray(4, r, 2, gsizes, distribs, dargs, psizes, f ? MPI_ORDER_FORTRAN : MPI_ORDER_C, MPI_DOUBLE, &t);
+      MPI_Type_commit(&t);
+      const int pr = r / 2, pc = r % 2; /* the process grid is row-major */
+      int rows[4], nr = 0, cols[6], nc = 0, want[24], n = 0;
+      for (int i = 2 * pr; i < 2 * pr + 2; ++i) rows[nr++] = i;
+      for (int j = 0; j < 6; ++j) {
+        if ((j / 2) % 2 == pc) cols[nc++] = j;
+      }
+      if (!f) {
+        for (int a = 0; a < nr; ++a) {
+          for (int b = 0; b < nc; ++b) want[n++] = rows[a] * 6 + cols[b];
+        }
+      } else { /* column-major: element (i, j) at i + 4j, the first index fastest */
+        for (int b = 0; b < nc; ++b) {
+          for (int a = 0; a < nr; ++a) want[n++] = rows[a] + 4 * cols[b];
+        }
+      }
+      int size = -1;
+      MPI_Aint lb = -1, ext = -1;
+      MPI_Type_size(t, &size);
+      MPI_Type_get_extent(t, &lb, &ext);
+      CHECK(size == n * 8 && lb == 0 && ext == 24 * 8, "darray %c rank %d: size %d lb %ld extent %ld", f ? 'F' : 'C', r, size,
+            (long)lb, (long)ext);
+      char name[32];
+      snprintf(name, sizeof name, "darray %c rank %d", f ? 'F' : 'C', r);
+      roundtrip(name, t, 1, want, n);
+      MPI_Type_free(&t);
+    }
+  }
+  /* 10 elements cyclic over 3 processes; the envelope as given */
+  const int g1 = 10, d1 = MPI_DISTRIBUTE_CYCLIC, a1 = MPI_DISTRIBUTE_DFLT_DARG, p1 = 3;
+  for (int r = 0; r < 3; ++r) {
+    MPI_Datatype t;
+    MPI_Type_create_darray(3, r, 1, &g1, &d1, &a1, &p1, MPI_ORDER_C, MPI_DOUBLE, &t);
+    MPI_Type_commit(&t);
+    int want[10], n = 0;
+    for (int i = r; i < 10; i += 3) want[n++] = i;
+    roundtrip("darray cyclic 1-D", t, 1, want, n);
+    int ni = -1, na = -1, nd = -1, comb = -1;
+    MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
+    CHECK(comb == MPI_COMBINER_DARRAY && ni == 4 * 1 + 4 && na == 0 && nd == 1, "darray envelope %d %d %d %d", comb, ni, na, nd);
+    int ints[8];
+    MPI_Aint aints[1];
+    MPI_Datatype types[1];
+    MPI_Type_get_contents(t, 8, 0, 1, ints, aints, types);
+    CHECK(ints[0] == 3 && ints[1] == r && ints[2] == 1 && ints[3] == 10 && ints[4] == d1 && ints[5] == a1 && ints[6] == 3 &&
+              ints[7] == MPI_ORDER_C && types[0] == MPI_DOUBLE,
+          "darray contents");
+    MPI_Aint xs = -1;
+    MPI_Pack_external_size("external32", 2, t, &xs);
+    CHECK(xs == 2 * 8 * n, "darray external32 size %ld", (long)xs);
+    MPI_Type_free(&t);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Datatype bad = MPI_DATATYPE_NULL;
+  int cls = -1;
+  MPI_Error_class(MPI_Type_create_darray(5, 0, 2, gsizes, distribs, dargs, psizes, MPI_ORDER_C, MPI_DOUBLE, &bad), &cls);
+  CHECK(cls == MPI_ERR_ARG, "darray over a 2x2 grid with size 5: class %d", cls);
+  const int small[2] = {1, 2}; /* blocks of 1 row cannot cover 4 rows on 2 processes */
+  MPI_Error_class(MPI_Type_create_darray(4, 0, 2, gsizes, distribs, small, psizes, MPI_ORDER_C, MPI_DOUBLE, &bad), &cls);
+  CHECK(cls == MPI_ERR_ARG, "darray with too small a block: class %d", cls);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
   envelopes();
@@ -455,5 +621,7 @@ int main(int argc, char** argv) {
     CHECK(highest == first, "1000 types made and freed in turn took handles %d to %d", (int)first, (int)highest);
   }
   pack_unpack_exact();
+  external32();
+  darrays();
   return finish("datatypes");
 }
