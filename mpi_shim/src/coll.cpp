@@ -520,6 +520,9 @@ Err uniform(int n, int count, std::vector<int>* counts, std::vector<int>* displs
 }  // namespace
 
 CollTask barrier_algo(Coll x) { return barrier_task(std::move(x)); }
+CollTask allreduce_algo(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op) {
+  return allreduce_task(std::move(x), sbuf, rbuf, count, th, op);
+}
 CollTask bcast_algo(Coll x, void* buf, std::int64_t count, TypePtr t, int root) {
   return bcast_task(std::move(x), buf, count, std::move(t), root);
 }

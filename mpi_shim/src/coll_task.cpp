@@ -104,8 +104,10 @@ CollOp::CollOp(CollTask t) : task_(std::move(t)) {
 bool CollOp::step() {
   if (running_) return false;
   running_ = true;
-  while (!task_.handle().done() && (chain_.waiting == nullptr || chain_.waiting->done())) {
+  while (!task_.handle().done() && (chain_.waiting == nullptr || chain_.waiting->done()) &&
+         (chain_.gate == nullptr || chain_.gate(chain_.gate_arg))) {
     chain_.waiting = nullptr;
+    chain_.gate = nullptr;
     chain_.leaf.resume();
   }
   running_ = false;

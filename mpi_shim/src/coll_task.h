@@ -37,6 +37,8 @@ class CollTask {
   struct Chain {
     std::coroutine_handle<> leaf;
     const Xfer* waiting = nullptr;
+    bool (*gate)(std::uint64_t) = nullptr;  // a Gate awaited: resume once gate(gate_arg)
+    std::uint64_t gate_arg = 0;
   };
   struct promise_type;
   using Handle = std::coroutine_handle<promise_type>;
@@ -130,6 +132,25 @@ class Xfer {
   Err start_err_;
 };
 
+// `co_await Gate(open, arg)`: the algorithm goes on once open(arg) holds (a condition on the
+// process's state, not on transfers: MPI_Comm_idup waits for the earlier ones).
+class Gate {
+ public:
+  Gate(bool (*open)(std::uint64_t), std::uint64_t arg) : open_(open), arg_(arg) {}
+  [[nodiscard]] bool await_ready() const { return open_(arg_); }
+  void await_suspend(CollTask::Handle h) const noexcept {
+    CollTask::Chain* c = h.promise().chain;
+    c->leaf = h;
+    c->gate = open_;
+    c->gate_arg = arg_;
+  }
+  void await_resume() const noexcept {}
+
+ private:
+  bool (*open_)(std::uint64_t);
+  std::uint64_t arg_;
+};
+
 // A started collective: owns the task and resumes it.
 class CollOp {
  public:
@@ -158,6 +179,7 @@ struct Block {
 // Intracommunicator algorithms (coll.cpp) that the intercommunicator collectives run within each
 // group.
 CollTask barrier_algo(Coll x);
+CollTask allreduce_algo(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op);
 CollTask bcast_algo(Coll x, void* buf, std::int64_t count, TypePtr t, int root);
 CollTask reduce_algo(Coll x, const void* sbuf, void* rbuf, std::int64_t count, MPI_Datatype th, MPI_Op op, int root);
 CollTask scatterv_algo(Coll x, const void* sbuf, std::vector<int> counts, std::vector<int> displs, TypePtr st, void* rbuf,

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "augur/host/job_hosts.h"
+#include "coll_task.h"
 #include "shim.h"
 
 namespace augur::mpi {
@@ -24,7 +25,12 @@ CommPtr make_comm(std::uint32_t id, std::vector<int> world_ranks, int my_world) 
   return c;
 }
 
+Err settle_idups() {
+  return wait_until([] { return S().idups_done == S().idups_issued; });
+}
+
 Result<std::uint32_t> agree_comm_id(const CommPtr& parent) {
+  if (Err e = settle_idups(); !e.ok()) return Status(Code::kInternal, e.msg);
   std::uint32_t mine = S().next_comm_id, id = 0;
   Err e = allreduce_impl(&mine, &id, 1, MPI_UNSIGNED, MPI_MAX, parent);
   if (!e.ok()) return Status(Code::kInternal, e.msg);
@@ -118,6 +124,71 @@ AUGUR_MPI_FN(int, Comm_rank, (MPI_Comm comm, int* rank), (comm, rank)) {
   return MPI_SUCCESS;
 }
 
+namespace {
+
+// What MPI_Comm_dup copies besides the groups and the attributes: handler, topology, hints.
+void copy_properties(const Comm& c, Comm* d) {
+  d->eh = c.eh;
+  d->cart = c.cart;
+  d->dims = c.dims;
+  d->periods = c.periods;
+  d->graph = c.graph;
+  d->dist_graph = c.dist_graph;
+  d->weighted = c.weighted;
+  d->index = c.index;
+  d->edges = c.edges;
+  d->sources = c.sources;
+  d->source_weights = c.source_weights;
+  d->destinations = c.destinations;
+  d->dest_weights = c.dest_weights;
+  d->hints = c.hints;
+}
+
+// An MPI_Comm_idup's communicator until its id is agreed: contexts no message uses (using it
+// before the request completes is erroneous).
+constexpr std::uint32_t kPendingId = 0x7ffffff0;
+constexpr int kIdupTag = 14;  // the leaders' step of an intercommunicator's idup
+
+bool idups_done_up_to(std::uint64_t ticket) { return S().idups_done == ticket; }
+
+// The id agreement of MPI_Comm_dup as a nonblocking collective. Idups of this process agree one
+// after another (the Gate), and blocking agreements wait for all of them (settle_idups): two
+// agreements in flight at once could otherwise hand one process the same id twice.
+CollTask idup_task(Coll x, CommPtr d, std::uint64_t ticket) {
+  co_await Gate(&idups_done_up_to, ticket);
+  const Comm& c = *x.c;
+  const TypePtr u = type_ptr(MPI_UNSIGNED);
+  std::uint32_t mine = S().next_comm_id, id = 0, theirs = 0;
+  Err e;
+  if (!c.inter()) {
+    CollTask r = allreduce_algo(x, &mine, &id, 1, MPI_UNSIGNED, MPI_MAX);
+    e = co_await r;
+  } else {
+    const Coll lx{c.local, x.tb};
+    CollTask r = allreduce_algo(lx, &mine, &id, 1, MPI_UNSIGNED, MPI_MAX);
+    e = co_await r;
+    if (e.ok() && c.rank == 0) {
+      Xfer xf(x);
+      xf.recv(&theirs, 1, u, 0, kIdupTag).send(&id, 1, u, 0, kIdupTag);
+      e = co_await xf;
+      id = std::max(id, theirs);
+    }
+    if (e.ok()) {
+      CollTask b = bcast_algo(lx, &id, 1, u, 0);
+      e = co_await b;
+    }
+  }
+  if (e.ok()) {
+    d->id = id;
+    if (d->local) d->local->id = id + 1;
+    S().next_comm_id = std::max(S().next_comm_id, id + (d->local ? 2 : 1));
+  }
+  ++S().idups_done;  // the next idup goes on, after an error here too
+  co_return e;
+}
+
+}  // namespace
+
 AUGUR_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm)) {
   AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", check_running_comm(comm));
   if (newcomm == nullptr) return raise(comm, "MPI_Comm_dup", err(MPI_ERR_ARG, "null newcomm"));
@@ -130,22 +201,25 @@ AUGUR_MPI_FN(int, Comm_dup, (MPI_Comm comm, MPI_Comm* newcomm), (comm, newcomm))
     AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", agree(c, &id));
     d = make_comm(id, c->world, S().world_rank);
   }
-  d->eh = c->eh;
-  d->cart = c->cart;
-  d->dims = c->dims;
-  d->periods = c->periods;
-  d->graph = c->graph;
-  d->dist_graph = c->dist_graph;
-  d->weighted = c->weighted;
-  d->index = c->index;
-  d->edges = c->edges;
-  d->sources = c->sources;
-  d->source_weights = c->source_weights;
-  d->destinations = c->destinations;
-  d->dest_weights = c->dest_weights;
-  d->hints = c->hints;
+  copy_properties(*c, d.get());
   AUGUR_MPI_CHECK(comm, "MPI_Comm_dup", copy_attrs(Keyval::Kind::kComm, comm, c->attrs, &d->attrs));
   *newcomm = new_comm(std::move(d));
+  return MPI_SUCCESS;
+}
+
+// The new handle is valid at once; the communicator may be used once the request completes.
+AUGUR_MPI_FN(int, Comm_idup, (MPI_Comm comm, MPI_Comm* newcomm, MPI_Request* request), (comm, newcomm, request)) {
+  const char* fn = "MPI_Comm_idup";
+  AUGUR_MPI_CHECK(comm, fn, check_running_comm(comm));
+  if (newcomm == nullptr || request == nullptr) return raise(comm, fn, err(MPI_ERR_ARG, "null newcomm or request"));
+  CommPtr c = comm_ptr(comm);
+  CommPtr d = c->inter() ? make_inter(kPendingId, c->world, c->remote) : make_comm(kPendingId, c->world, S().world_rank);
+  copy_properties(*c, d.get());
+  AUGUR_MPI_CHECK(comm, fn, copy_attrs(Keyval::Kind::kComm, comm, c->attrs, &d->attrs));
+  *newcomm = new_comm(d);
+  const Coll x{c, next_tag_base(*c)};
+  const std::uint64_t ticket = S().idups_issued++;
+  AUGUR_MPI_CHECK(comm, fn, start_collective(x, idup_task(x, std::move(d), ticket), request));
   return MPI_SUCCESS;
 }
 

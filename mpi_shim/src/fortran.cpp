@@ -198,6 +198,7 @@ AUGUR_F(pack_size, (F * n, F* t, F* comm, F* size, F* ierr), PMPI_Pack_size(*n, 
 AUGUR_F(comm_rank, (F * comm, F* rank, F* ierr), PMPI_Comm_rank(*comm, rank))
 AUGUR_F(comm_size, (F * comm, F* size, F* ierr), PMPI_Comm_size(*comm, size))
 AUGUR_F(comm_dup, (F * comm, F* nc, F* ierr), PMPI_Comm_dup(*comm, nc))
+AUGUR_F(comm_idup, (F * comm, F* nc, F* req, F* ierr), PMPI_Comm_idup(*comm, nc, req))
 AUGUR_F(comm_split, (F * comm, F* color, F* key, F* nc, F* ierr), PMPI_Comm_split(*comm, *color, *key, nc))
 AUGUR_F(comm_create, (F * comm, F* group, F* nc, F* ierr), PMPI_Comm_create(*comm, *group, nc))
 AUGUR_F(comm_free, (F * comm, F* ierr), PMPI_Comm_free(comm))

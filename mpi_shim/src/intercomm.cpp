@@ -15,13 +15,6 @@
 
 namespace augur::mpi {
 
-namespace {
-
-// Tags of the leaders' swaps on a collective context, above every tag the collectives use
-// (nonblocking ones reach 2^30 + 63): MPI_Intercomm_create's tag is added to kCreateTag.
-constexpr int kAgreeTag = (1 << 30) + 512;
-constexpr int kCreateTag = (1 << 30) + 1024;
-
 CommPtr make_inter(std::uint32_t id, std::vector<int> local, std::vector<int> remote) {
   const int me = S().world_rank;
   auto c = make_comm(id, local, me);
@@ -31,6 +24,13 @@ CommPtr make_inter(std::uint32_t id, std::vector<int> local, std::vector<int> re
   c->remote = std::move(remote);
   return c;
 }
+
+namespace {
+
+// Tags of the leaders' swaps on a collective context, above every tag the collectives use
+// (nonblocking ones reach 2^30 + 63): MPI_Intercomm_create's tag is added to kCreateTag.
+constexpr int kAgreeTag = (1 << 30) + 512;
+constexpr int kCreateTag = (1 << 30) + 1024;
 
 // The leaders swap int vectors: `c`'s peer `peer` (a rank of its remote group if it is an
 // intercommunicator), on its collective context.
@@ -62,6 +62,7 @@ Err bcast_ints(const CommPtr& c, int root, std::vector<int>* v) {
 // Collective over both groups of intercommunicator `c`: a new id for the pair (see the top), and
 // the other group's `payload` (the same at every member of a group, given by its leader).
 Err agree(const CommPtr& c, const std::vector<int>& payload, std::uint32_t* id, std::vector<int>* theirs) {
+  AUGUR_ERR_RETURN(settle_idups());
   std::uint32_t mine = S().next_comm_id, m = 0;
   AUGUR_ERR_RETURN(allreduce_impl(&mine, &m, 1, MPI_UNSIGNED, MPI_MAX, c->local));
   std::vector<int> got;
@@ -120,6 +121,7 @@ Err intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, 
                                  std::to_string(lc->size) + ")");
   }
   if (tag < 0 || tag > kTagUb) return err(MPI_ERR_TAG, "invalid tag " + std::to_string(tag));
+  AUGUR_ERR_RETURN(settle_idups());
   std::uint32_t mine = S().next_comm_id, m = 0;
   AUGUR_ERR_RETURN(allreduce_impl(&mine, &m, 1, MPI_UNSIGNED, MPI_MAX, lc));
   std::vector<int> info;  // id, then the remote group's world ranks

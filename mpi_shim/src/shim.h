@@ -295,6 +295,7 @@ struct State {
   std::vector<std::shared_ptr<CollOp>> colls;  // nonblocking collectives not yet finished
   bool stepping_colls = false;                   // progress_once is stepping them
   std::uint32_t next_comm_id = 2;  // 0: WORLD, 1: SELF
+  std::uint64_t idups_issued = 0, idups_done = 0;  // MPI_Comm_idup calls made and agreed (in order)
   void* bsend_buf = nullptr;
   int bsend_size = 0;
   std::int64_t bsend_used = 0;
@@ -403,6 +404,10 @@ Err neighbors_of(const Comm& c, Neighbors* n);
 // New communicator id agreed by every member of `parent` (collective over parent).
 Result<std::uint32_t> agree_comm_id(const CommPtr& parent);
 CommPtr make_comm(std::uint32_t id, std::vector<int> world_ranks, int my_world);
+// Waits until every MPI_Comm_idup of this process has its id (before any other id agreement).
+Err settle_idups();
+// An intercommunicator object: ids id and id + 1 (its local communicator).
+CommPtr make_inter(std::uint32_t id, std::vector<int> local, std::vector<int> remote);
 // MPI_Comm_dup, MPI_Comm_split and MPI_Comm_create on an intercommunicator (intercomm.cpp).
 Err inter_dup(const CommPtr& c, CommPtr* out);
 Err inter_split(const CommPtr& c, int color, int key, MPI_Comm* newcomm);

@@ -191,12 +191,81 @@ static void create_group(void) {
   MPI_Group_free(&world);
 }
 
+/* The same tag on two communicators: each receive gets its own communicator's message. */
+static void isolated(MPI_Comm a, MPI_Comm b, const char* what) {
+  int sa, sb, ra = -1, rb = -1;
+  MPI_Comm_size(a, &sa);
+  MPI_Comm_size(b, &sb);
+  int me = -1;
+  MPI_Comm_rank(a, &me);
+  const int right = (me + 1) % sa, left = (me + sa - 1) % sa;
+  int va = 100 + me, vb = 200 + me;
+  MPI_Request r[2];
+  MPI_Irecv(&rb, 1, MPI_INT, left, 9, b, &r[0]);
+  MPI_Irecv(&ra, 1, MPI_INT, left, 9, a, &r[1]);
+  MPI_Send(&va, 1, MPI_INT, right, 9, a);
+  MPI_Send(&vb, 1, MPI_INT, right, 9, b);
+  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  CHECK(sa == sb && ra == 100 + left && rb == 200 + left, "%s: traffic crossed (%d, %d)", what, ra, rb);
+}
+
+/* MPI_Comm_idup: overlapped with a nonblocking allreduce, several in flight on overlapping
+ * communicators, and one that completes only because the program goes on communicating (a
+ * blocking duplicate would deadlock: rank 2k+1 calls it only after rank 2k's synchronous send). */
+static void idup(void) {
+  MPI_Comm d, h, dh[3];
+  MPI_Request r[5];
+  int x = g_rank + 1, sum = 0;
+  MPI_Comm_idup(MPI_COMM_WORLD, &d, &r[0]);
+  MPI_Iallreduce(&x, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, &r[1]);
+  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  int res = -1, dsum = 0;
+  MPI_Comm_compare(MPI_COMM_WORLD, d, &res);
+  MPI_Allreduce(&x, &dsum, 1, MPI_INT, MPI_SUM, d);
+  CHECK(res == MPI_CONGRUENT && sum == g_size * (g_size + 1) / 2 && dsum == sum, "idup: compare %d, sums %d %d", res, sum,
+        dsum);
+  isolated(MPI_COMM_WORLD, d, "idup of world");
+  /* three at once: of world, of a half, of the dup */
+  MPI_Comm_split(MPI_COMM_WORLD, g_rank % 2, g_rank, &h);
+  MPI_Comm_idup(MPI_COMM_WORLD, &dh[0], &r[0]);
+  MPI_Comm_idup(h, &dh[1], &r[1]);
+  MPI_Comm_idup(d, &dh[2], &r[2]);
+  MPI_Waitall(3, r, MPI_STATUSES_IGNORE);
+  isolated(MPI_COMM_WORLD, dh[0], "idup of world, with others in flight");
+  isolated(h, dh[1], "idup of a half");
+  isolated(d, dh[2], "idup of an idup");
+  isolated(dh[0], dh[2], "two idups of world");
+  /* the program goes on before the others have called it */
+  MPI_Comm late;
+  int token = -1;
+  if (g_rank % 2 == 0) {
+    MPI_Comm_idup(MPI_COMM_WORLD, &late, &r[0]);
+    if (g_rank + 1 < g_size) MPI_Ssend(&g_rank, 1, MPI_INT, g_rank + 1, 4, MPI_COMM_WORLD);
+  } else {
+    MPI_Recv(&token, 1, MPI_INT, g_rank - 1, 4, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    CHECK(token == g_rank - 1, "token %d", token);
+    MPI_Comm_idup(MPI_COMM_WORLD, &late, &r[0]);
+  }
+  MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+  isolated(MPI_COMM_WORLD, late, "idup completed after point-to-point");
+  /* a blocking dup after idups: ids stay distinct */
+  MPI_Comm after;
+  MPI_Comm_dup(MPI_COMM_WORLD, &after);
+  isolated(late, after, "dup after idups");
+  MPI_Comm_free(&after);
+  MPI_Comm_free(&late);
+  for (int i = 0; i < 3; ++i) MPI_Comm_free(&dh[i]);
+  MPI_Comm_free(&h);
+  MPI_Comm_free(&d);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
   create_group();
   dup_isolates();
   split_and_create();
   cartesian();
+  idup();
   char name[MPI_MAX_OBJECT_NAME];
   int len = 0;
   MPI_Comm_get_name(MPI_COMM_WORLD, name, &len);

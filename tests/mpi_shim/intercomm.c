@@ -338,6 +338,16 @@ static void dup_and_free(const Pair* p) {
   CHECK(ga == from && gb == -from - 1, "dup traffic crossed: inter got %d, dup got %d (from world %d)", ga, gb, from);
   collectives(p, d);
   MPI_Comm_free(&d);
+  /* a nonblocking duplicate, waited for after a collective on the original */
+  int x = g_rank, sum = -1;
+  MPI_Comm_idup(p->inter, &d, &rq[0]);
+  MPI_Allreduce(&x, &sum, 1, MPI_INT, MPI_SUM, p->inter);
+  MPI_Wait(&rq[0], MPI_STATUS_IGNORE);
+  MPI_Comm_test_inter(d, &flag);
+  MPI_Comm_remote_size(d, &rs);
+  CHECK(flag == 1 && rs == p->nr && sum == sum_remote_worlds(p, 0), "idup: inter %d, remote size %d, sum %d", flag, rs, sum);
+  collectives(p, d);
+  MPI_Comm_free(&d);
 }
 
 static void merge(const Pair* p) {
