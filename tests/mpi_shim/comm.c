@@ -5,6 +5,24 @@
 
 #include "check.h"
 
+/* The same tag on two communicators: each receive gets its own communicator's message. */
+static void isolated(MPI_Comm a, MPI_Comm b, const char* what) {
+  int sa, sb, ra = -1, rb = -1;
+  MPI_Comm_size(a, &sa);
+  MPI_Comm_size(b, &sb);
+  int me = -1;
+  MPI_Comm_rank(a, &me);
+  const int right = (me + 1) % sa, left = (me + sa - 1) % sa;
+  int va = 100 + me, vb = 200 + me;
+  MPI_Request r[2];
+  MPI_Irecv(&rb, 1, MPI_INT, left, 9, b, &r[0]);
+  MPI_Irecv(&ra, 1, MPI_INT, left, 9, a, &r[1]);
+  MPI_Send(&va, 1, MPI_INT, right, 9, a);
+  MPI_Send(&vb, 1, MPI_INT, right, 9, b);
+  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
+  CHECK(sa == sb && ra == 100 + left && rb == 200 + left, "%s: traffic crossed (%d, %d)", what, ra, rb);
+}
+
 static void dup_isolates(void) {
   MPI_Comm d;
   MPI_Comm_dup(MPI_COMM_WORLD, &d);
@@ -13,16 +31,7 @@ static void dup_isolates(void) {
   CHECK(res == MPI_CONGRUENT, "compare(world, dup) = %d", res);
   MPI_Comm_compare(d, d, &res);
   CHECK(res == MPI_IDENT, "compare(dup, dup) = %d", res);
-  const int right = (g_rank + 1) % g_size, left = (g_rank + g_size - 1) % g_size;
-  /* Same source and tag on both communicators: each receive gets its own communicator's message. */
-  int a = 1, b = 2, ga = 0, gb = 0;
-  MPI_Request r[2];
-  MPI_Irecv(&gb, 1, MPI_INT, left, 0, d, &r[0]);
-  MPI_Irecv(&ga, 1, MPI_INT, left, 0, MPI_COMM_WORLD, &r[1]);
-  MPI_Send(&a, 1, MPI_INT, right, 0, MPI_COMM_WORLD);
-  MPI_Send(&b, 1, MPI_INT, right, 0, d);
-  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
-  CHECK(ga == 1 && gb == 2, "dup traffic crossed: world got %d, dup got %d", ga, gb);
+  isolated(MPI_COMM_WORLD, d, "dup");
   MPI_Comm_free(&d);
   CHECK(d == MPI_COMM_NULL, "comm_free");
 }
@@ -189,24 +198,6 @@ static void create_group(void) {
   MPI_Comm_free(&d);
   MPI_Group_free(&half);
   MPI_Group_free(&world);
-}
-
-/* The same tag on two communicators: each receive gets its own communicator's message. */
-static void isolated(MPI_Comm a, MPI_Comm b, const char* what) {
-  int sa, sb, ra = -1, rb = -1;
-  MPI_Comm_size(a, &sa);
-  MPI_Comm_size(b, &sb);
-  int me = -1;
-  MPI_Comm_rank(a, &me);
-  const int right = (me + 1) % sa, left = (me + sa - 1) % sa;
-  int va = 100 + me, vb = 200 + me;
-  MPI_Request r[2];
-  MPI_Irecv(&rb, 1, MPI_INT, left, 9, b, &r[0]);
-  MPI_Irecv(&ra, 1, MPI_INT, left, 9, a, &r[1]);
-  MPI_Send(&va, 1, MPI_INT, right, 9, a);
-  MPI_Send(&vb, 1, MPI_INT, right, 9, b);
-  MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
-  CHECK(sa == sb && ra == 100 + left && rb == 200 + left, "%s: traffic crossed (%d, %d)", what, ra, rb);
 }
 
 /* MPI_Comm_idup: overlapped with a nonblocking allreduce, several in flight on overlapping
