@@ -680,6 +680,8 @@ typedef int(MPI_Win_delete_attr_function)(MPI_Win win, int win_keyval, void* att
 #define MPI_WIN_NULL_DELETE_FN ((MPI_Win_delete_attr_function*)0)
 #define MPI_WIN_DUP_FN ((MPI_Win_copy_attr_function*)augur_mpi_dup_fn)
 AUGUR_MPI_DECL(int, Win_create, (void* base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, MPI_Win* win))
+AUGUR_MPI_DECL(int, Win_allocate_shared, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win))
+AUGUR_MPI_DECL(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr))
 AUGUR_MPI_DECL(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr,
                                    MPI_Win* win))
 AUGUR_MPI_DECL(int, Win_create_dynamic, (MPI_Info info, MPI_Comm comm, MPI_Win* win))

@@ -8,18 +8,23 @@
 // passive-target lock is another such word: exclusive is one bit, shared holders are counted.
 // Fences are a flush and a barrier; post/start/complete/wait are zero-byte messages on the
 // window's own context.
+#include <fcntl.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
+#include <cstdio>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "augur/host/job_hosts.h"
 #include "augur/nic/verbs.h"
+#include "coll_task.h"
 #include "shim.h"
 
 namespace augur::mpi {
@@ -82,8 +87,9 @@ struct Win {
   void* base = nullptr;
   MPI_Aint size = 0;
   int disp_unit = 1;
-  void* allocated = nullptr;  // MPI_Win_allocate's memory (munmap'd at free)
+  void* allocated = nullptr;  // MPI_Win_allocate(_shared)'s memory (munmap'd at free)
   std::size_t allocated_len = 0;
+  std::vector<MPI_Aint> shared_offsets;  // MPI_Win_allocate_shared: each rank's part in `allocated`
   std::unique_ptr<nic::MemoryRegion> mr;
   std::unique_ptr<WinCtl> ctl;
   std::unique_ptr<nic::MemoryRegion> ctl_mr;
@@ -711,6 +717,121 @@ AUGUR_MPI_FN(int, Win_allocate, (MPI_Aint size, int disp_unit, MPI_Info info, MP
   w.allocated = mem;
   w.allocated_len = len;
   std::memcpy(baseptr, &mem, sizeof mem);
+  return MPI_SUCCESS;
+}
+
+namespace {
+
+// MPI_Win_allocate_shared: one POSIX shared-memory segment that every rank of the communicator
+// maps (they must all be on this host), rank r's part right after rank r - 1's (MPI's default
+// contiguous layout). The window over each part is an ordinary one as well: registered, so that
+// MPI_Put and the rest work on it by RDMA like on any other window.
+Err allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win) {
+  AUGUR_ERR_RETURN(check_running());
+  AUGUR_ERR_RETURN(check_comm(comm));
+  if (baseptr == nullptr || win == nullptr) return err(MPI_ERR_ARG, "null base or window pointer");
+  if (size < 0) return err(MPI_ERR_SIZE, "negative window size " + std::to_string(size));
+  const CommPtr c = comm_ptr(comm);
+  if (c->inter()) return err(MPI_ERR_COMM, "windows are made over an intracommunicator");
+  struct Part {
+    std::int64_t size;
+    std::uint64_t host;
+  };
+  const Part mine{size, std::hash<std::string>{}(host::this_host_name())};
+  std::vector<Part> all(static_cast<std::size_t>(c->size));
+  AUGUR_ERR_RETURN(allgather_impl(&mine, sizeof mine, type_ptr(MPI_BYTE), all.data(), sizeof mine, type_ptr(MPI_BYTE), c));
+  std::vector<MPI_Aint> offsets(all.size());
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < all.size(); ++r) {
+    if (all[r].host != all[0].host) {
+      return err(MPI_ERR_COMM, "rank " + std::to_string(r) + " is on another host than rank 0: no memory to share " +
+                                   "(split the communicator with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) first)");
+    }
+    offsets[r] = total;
+    total += all[r].size;
+  }
+  const auto page = static_cast<std::int64_t>(::sysconf(_SC_PAGESIZE));
+  const auto len = static_cast<std::size_t>((total + page - 1) / page * page);
+  char name[64] = {};
+  int fd = -1;
+  if (c->rank == 0 && len > 0) {
+    static std::atomic<unsigned> serial{0};
+    std::snprintf(name, sizeof name, "/augur-win-%d-%u", static_cast<int>(::getpid()), serial.fetch_add(1));
+    fd = ::shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(len)) != 0) {
+      if (fd >= 0) {
+        ::close(fd);
+        ::shm_unlink(name);
+        fd = -1;
+      }
+      name[0] = '\0';
+    }
+  }
+  AUGUR_ERR_RETURN(run_blocking(bcast_algo(Coll{c}, name, sizeof name, type_ptr(MPI_BYTE), 0)));
+  void* seg = nullptr;
+  if (len > 0) {
+    if (name[0] == '\0') return err(MPI_ERR_NO_MEM, "rank 0 could not create a shared segment of " + std::to_string(len) + " bytes");
+    if (c->rank != 0) fd = ::shm_open(name, O_RDWR, 0);
+    if (fd >= 0) {
+      seg = ::mmap(nullptr, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      ::close(fd);
+    }
+  }
+  Err mapped = len > 0 && (seg == nullptr || seg == MAP_FAILED)
+                   ? err(MPI_ERR_NO_MEM, std::string("mapping the shared segment ") + name + ": " + std::strerror(errno))
+                   : ok();
+  if (seg == MAP_FAILED) seg = nullptr;
+  Err all_mapped = barrier_impl(c);  // every rank has it mapped: the name can go
+  if (c->rank == 0 && len > 0) ::shm_unlink(name);
+  if (!mapped.ok() || !all_mapped.ok()) {
+    if (seg != nullptr) ::munmap(seg, len);
+    return mapped.ok() ? all_mapped : mapped;
+  }
+  void* base = seg == nullptr ? nullptr : static_cast<std::byte*>(seg) + offsets[static_cast<std::size_t>(c->rank)];
+  if (Err e = make_window(comm, size > 0 ? base : nullptr, size, disp_unit, info, MPI_WIN_FLAVOR_SHARED, win); !e.ok()) {
+    if (seg != nullptr) ::munmap(seg, len);
+    return e;
+  }
+  Win& w = *win_of(*win);
+  w.allocated = seg;
+  w.allocated_len = len;
+  w.shared_offsets = std::move(offsets);
+  std::memcpy(baseptr, &base, sizeof base);
+  return ok();
+}
+
+Err shared_query(MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr) {
+  AUGUR_ERR_RETURN(check_win(win));
+  if (size == nullptr || disp_unit == nullptr || baseptr == nullptr) return err(MPI_ERR_ARG, "null argument");
+  const Win& w = *win_of(win);
+  if (w.flavor != MPI_WIN_FLAVOR_SHARED) return err(MPI_ERR_RMA_FLAVOR, "not a window of MPI_Win_allocate_shared");
+  const int n = w.comm->size;
+  if (rank == MPI_PROC_NULL) {  // the lowest rank with memory
+    rank = 0;
+    while (rank < n - 1 && w.peers[static_cast<std::size_t>(rank)].size == 0) ++rank;
+  } else if (rank < 0 || rank >= n) {
+    return err(MPI_ERR_RANK, "rank " + std::to_string(rank) + " of a window of " + std::to_string(n));
+  }
+  const auto r = static_cast<std::size_t>(rank);
+  *size = static_cast<MPI_Aint>(w.peers[r].size);
+  *disp_unit = static_cast<int>(w.peers[r].disp_unit);
+  void* base = w.allocated == nullptr ? nullptr : static_cast<std::byte*>(w.allocated) + w.shared_offsets[r];
+  std::memcpy(baseptr, &base, sizeof base);
+  return ok();
+}
+
+}  // namespace
+
+AUGUR_MPI_FN(int, Win_allocate_shared,
+             (MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void* baseptr, MPI_Win* win),
+             (size, disp_unit, info, comm, baseptr, win)) {
+  AUGUR_MPI_CHECK(comm, "MPI_Win_allocate_shared", allocate_shared(size, disp_unit, info, comm, baseptr, win));
+  return MPI_SUCCESS;
+}
+
+AUGUR_MPI_FN(int, Win_shared_query, (MPI_Win win, int rank, MPI_Aint* size, int* disp_unit, void* baseptr),
+             (win, rank, size, disp_unit, baseptr)) {
+  if (Err e = shared_query(win, rank, size, disp_unit, baseptr); !e.ok()) return raise_win(win, "MPI_Win_shared_query", e);
   return MPI_SUCCESS;
 }
 

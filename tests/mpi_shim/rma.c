@@ -829,6 +829,76 @@ static void int64_atomics(void) {
   MPI_Win_free(&win);
 }
 
+/* MPI_Win_allocate_shared over the ranks of one host: rank r owns r + 1 ints (the last rank
+ * none), laid out back to back; every rank reads every other's part by plain loads after a fence,
+ * writes into its right neighbour's part by MPI_Put and by a store, and MPI_Win_shared_query names
+ * each part (MPI_PROC_NULL: the first with memory). */
+static void shared_window(void) {
+  MPI_Comm node;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, g_rank, MPI_INFO_NULL, &node);
+  int me = -1, n = -1;
+  MPI_Comm_rank(node, &me);
+  MPI_Comm_size(node, &n);
+  const int mine = me == n - 1 && n > 1 ? 0 : me + 1;
+  int* base = NULL;
+  MPI_Win win;
+  MPI_Win_allocate_shared((MPI_Aint)(mine * sizeof(int)), sizeof(int), MPI_INFO_NULL, node, &base, &win);
+  int* flavor = NULL;
+  int flag = 0;
+  MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag);
+  CHECK(flag && *flavor == MPI_WIN_FLAVOR_SHARED, "shared window flavour %d", flag ? *flavor : -1);
+  for (int i = 0; i < mine; ++i) base[i] = 1000 * me + i;
+  MPI_Win_fence(0, win);
+  int* prev_end = NULL;
+  for (int r = 0; r < n; ++r) {
+    MPI_Aint sz = -1;
+    int du = -1;
+    int* p = NULL;
+    MPI_Win_shared_query(win, r, &sz, &du, &p);
+    const int want = r == n - 1 && n > 1 ? 0 : r + 1;
+    CHECK(sz == (MPI_Aint)(want * sizeof(int)) && du == (int)sizeof(int), "shared_query(%d): size %ld unit %d", r, (long)sz, du);
+    if (r > 0 && want > 0) CHECK(p == prev_end, "rank %d's part does not follow rank %d's", r, r - 1);
+    if (want > 0) prev_end = p + want;
+    int ok = 1;
+    for (int i = 0; i < want; ++i) ok &= p[i] == 1000 * r + i;
+    CHECK(ok, "loads from rank %d's part", r);
+  }
+  MPI_Aint sz = -1;
+  int du = -1;
+  int* first = NULL;
+  MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &first);
+  int* zero = NULL;
+  MPI_Win_shared_query(win, 0, &sz, &du, &zero);
+  CHECK(first == zero && sz == (MPI_Aint)sizeof(int), "shared_query(MPI_PROC_NULL) is rank 0's part");
+  /* a put into the right neighbour's first int, then a store into its last */
+  const int right = (me + 1) % n;
+  const int rsize = right == n - 1 && n > 1 ? 0 : right + 1;
+  int v = -me - 1;
+  MPI_Win_fence(0, win);
+  if (rsize > 0) MPI_Put(&v, 1, MPI_INT, right, 0, 1, MPI_INT, win);
+  MPI_Win_fence(0, win);
+  if (rsize > 1) {
+    int* rp = NULL;
+    MPI_Win_shared_query(win, right, &sz, &du, &rp);
+    rp[rsize - 1] = 7777 + me;
+  }
+  MPI_Win_fence(0, win);
+  const int left = (me + n - 1) % n;
+  if (mine > 0) CHECK(base[0] == -left - 1, "put into the shared part: %d", base[0]);
+  if (mine > 1) CHECK(base[mine - 1] == 7777 + left, "store into the shared part: %d", base[mine - 1]);
+  MPI_Win_free(&win);
+  /* a window that is not shared has nothing to query */
+  MPI_Win plain;
+  int* pb = NULL;
+  MPI_Win_allocate(sizeof(int), sizeof(int), MPI_INFO_NULL, node, &pb, &plain);
+  MPI_Win_set_errhandler(plain, MPI_ERRORS_RETURN);
+  int cls = -1;
+  MPI_Error_class(MPI_Win_shared_query(plain, 0, &sz, &du, &pb), &cls);
+  CHECK(cls == MPI_ERR_RMA_FLAVOR, "shared_query of an allocated window: class %d", cls);
+  MPI_Win_free(&plain);
+  MPI_Comm_free(&node);
+}
+
 int main(int argc, char** argv) {
   start(&argc, &argv);
   int64_atomics();
@@ -843,5 +913,6 @@ int main(int argc, char** argv) {
   keyvals_errors_info();
   zero_size();
   concurrent_accumulate();
+  shared_window();
   return finish("rma");
 }
