@@ -392,6 +392,10 @@ AUGUR_F(win_create, (void* base, A* size, F* disp_unit, F* info, F* comm, F* win
         PMPI_Win_create(buf(base), *size, *disp_unit, *info, *comm, win))
 AUGUR_F(win_allocate, (A * size, F* disp_unit, F* info, F* comm, A* baseptr, F* win, F* ierr),
         PMPI_Win_allocate(*size, *disp_unit, *info, *comm, baseptr, win))
+AUGUR_F(win_allocate_shared, (A * size, F* disp_unit, F* info, F* comm, A* baseptr, F* win, F* ierr),
+        PMPI_Win_allocate_shared(*size, *disp_unit, *info, *comm, baseptr, win))
+AUGUR_F(win_shared_query, (F * win, F* rank, A* size, F* disp_unit, A* baseptr, F* ierr),
+        PMPI_Win_shared_query(*win, *rank, size, disp_unit, baseptr))
 AUGUR_F(win_create_dynamic, (F * info, F* comm, F* win, F* ierr), PMPI_Win_create_dynamic(*info, *comm, win))
 AUGUR_F(win_attach, (F * win, void* base, A* size, F* ierr), PMPI_Win_attach(*win, base, *size))
 AUGUR_F(win_detach, (F * win, void* base, F* ierr), PMPI_Win_detach(*win, base))

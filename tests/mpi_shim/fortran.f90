@@ -34,6 +34,9 @@ program fortran_conformance
   type(c_ptr) :: cp
   double precision, pointer :: mem(:)
   integer :: win, wbuf(4)
+  integer :: icomm, merged, mrank
+  type(c_ptr) :: sptr
+  integer, pointer :: shared(:)
   integer(kind=8) :: cnt8, one8, old8
   pass = 0
   fail = 0
@@ -474,6 +477,46 @@ program fortran_conformance
       call check(gcomm == MPI_COMM_NULL, 'graph_create leaves the others out')
     end if
   end if
+
+  ! An intercommunicator of the even ranks against the odd ones, merged back with the evens first.
+  if (nprocs >= 2) then
+    call MPI_Comm_split(MPI_COMM_WORLD, mod(rank, 2), rank, node, ierr)
+    call MPI_Intercomm_create(node, 0, MPI_COMM_WORLD, 1 - mod(rank, 2), 7, icomm, ierr)
+    call MPI_Comm_test_inter(icomm, flag, ierr)
+    call MPI_Comm_remote_size(icomm, nsize, ierr)
+    if (mod(rank, 2) == 0) then
+      expect = nprocs / 2
+    else
+      expect = (nprocs + 1) / 2
+    end if
+    call check(ierr == MPI_SUCCESS .and. flag .and. nsize == expect, 'intercomm_create, remote_size')
+    call MPI_Intercomm_merge(icomm, mod(rank, 2) == 1, merged, ierr)
+    call MPI_Comm_rank(merged, mrank, ierr)
+    if (mod(rank, 2) == 0) then
+      expect = rank / 2
+    else
+      expect = (nprocs + 1) / 2 + rank / 2
+    end if
+    call check(ierr == MPI_SUCCESS .and. mrank == expect, 'intercomm_merge puts the low group first')
+    call MPI_Comm_free(merged, ierr)
+    call MPI_Comm_free(icomm, ierr)
+    call MPI_Comm_free(node, ierr)
+  end if
+
+  ! A shared window over the ranks of this host: each stores into its own INTEGER, rank 0's is
+  ! read through MPI_Win_shared_query.
+  call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, node, ierr)
+  call MPI_Comm_rank(node, mrank, ierr)
+  call MPI_Win_allocate_shared(int(4, MPI_ADDRESS_KIND), 4, MPI_INFO_NULL, node, baseptr, win, ierr)
+  call c_f_pointer(transfer(baseptr, sptr), shared, (/ 1 /))
+  shared(1) = 100 + mrank
+  call MPI_Win_fence(0, win, ierr)
+  call MPI_Win_shared_query(win, 0, asize, i, baseptr, ierr)
+  call c_f_pointer(transfer(baseptr, sptr), shared, (/ 1 /))
+  call check(ierr == MPI_SUCCESS .and. asize == 4 .and. i == 4 .and. shared(1) == 100, 'win_allocate_shared, win_shared_query')
+  call MPI_Win_fence(0, win, ierr)
+  call MPI_Win_free(win, ierr)
+  call MPI_Comm_free(node, ierr)
 
   ! One-sided: a put to the right neighbour under fence (displacement in INTEGERs), and a
   ! fetch_and_op counter at rank 0 under a shared lock.
