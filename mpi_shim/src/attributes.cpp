@@ -22,6 +22,37 @@ namespace {
 
 using CopyFn = int(int, int, void*, void*, void*, int*);
 using DeleteFn = int(int, int, void*, void*);
+// Fortran callbacks: every argument by reference; `V` is the attribute and extra-state integer.
+template <typename V>
+using FortranCopyFn = void(const MPI_Fint*, const MPI_Fint*, const V*, const V*, V*, MPI_Fint*, MPI_Fint*);
+template <typename V>
+using FortranDeleteFn = void(const MPI_Fint*, const MPI_Fint*, const V*, const V*, MPI_Fint*);
+
+template <typename V>
+V as_int(void* p) {
+  return static_cast<V>(reinterpret_cast<std::intptr_t>(p));
+}
+
+// A keyval's copy callback on one attribute: *out and *flag as the callback sets them.
+int call_copy(const Keyval& kv, int handle, int k, void* value, void** out, int* flag) {
+  if (kv.lang == Keyval::Lang::kC) return reinterpret_cast<CopyFn*>(kv.copy)(handle, k, kv.extra, value, out, flag);
+  const MPI_Fint h = handle, key = k;
+  MPI_Fint f = 0, ierr = MPI_SUCCESS;
+  auto run = [&](auto zero) {
+    using V = decltype(zero);
+    const V extra = as_int<V>(kv.extra), in = as_int<V>(value);
+    V o = 0;
+    reinterpret_cast<FortranCopyFn<V>*>(kv.copy)(&h, &key, &extra, &in, &o, &f, &ierr);
+    *out = reinterpret_cast<void*>(static_cast<std::intptr_t>(o));
+  };
+  if (kv.lang == Keyval::Lang::kFortran) {
+    run(MPI_Aint{0});
+  } else {
+    run(MPI_Fint{0});
+  }
+  *flag = f != 0 ? 1 : 0;
+  return ierr;
+}
 
 Keyval* keyval_of(int k, Keyval::Kind kind) {
   auto& v = S().keyvals;
@@ -32,15 +63,33 @@ Keyval* keyval_of(int k, Keyval::Kind kind) {
 
 Err call_delete(const Keyval& kv, int handle, int k, void* value) {
   if (kv.del == nullptr) return ok();
-  const int rc = reinterpret_cast<DeleteFn*>(kv.del)(handle, k, value, kv.extra);
+  int rc = MPI_SUCCESS;
+  if (kv.lang == Keyval::Lang::kC) {
+    rc = reinterpret_cast<DeleteFn*>(kv.del)(handle, k, value, kv.extra);
+  } else {
+    const MPI_Fint h = handle, key = k;
+    MPI_Fint ierr = MPI_SUCCESS;
+    auto run = [&](auto zero) {
+      using V = decltype(zero);
+      const V v = as_int<V>(value), extra = as_int<V>(kv.extra);
+      reinterpret_cast<FortranDeleteFn<V>*>(kv.del)(&h, &key, &v, &extra, &ierr);
+    };
+    if (kv.lang == Keyval::Lang::kFortran) {
+      run(MPI_Aint{0});
+    } else {
+      run(MPI_Fint{0});
+    }
+    rc = ierr;
+  }
   if (rc != MPI_SUCCESS) return err(rc, "the attribute's delete callback failed (keyval " + std::to_string(k) + ")");
   return ok();
 }
 
-Err create_keyval(Keyval::Kind kind, void* copy, void* del, int* keyval, void* extra) {
+Err create_keyval(Keyval::Kind kind, void* copy, void* del, int* keyval, void* extra,
+                  Keyval::Lang lang = Keyval::Lang::kC) {
   AUGUR_ERR_RETURN(check_running());
   if (keyval == nullptr) return err(MPI_ERR_ARG, "null keyval pointer");
-  S().keyvals.push_back(Keyval{kind, copy, del, extra, false});
+  S().keyvals.push_back(Keyval{kind, copy, del, extra, false, lang});
   *keyval = kFirstKeyval + static_cast<int>(S().keyvals.size() - 1);
   return ok();
 }
@@ -150,6 +199,10 @@ Hints::iterator find_key(Hints& h, const char* key) {
 
 }  // namespace
 
+Err create_keyval_lang(Keyval::Kind kind, void* copy, void* del, int* keyval, void* extra, Keyval::Lang lang) {
+  return create_keyval(kind, copy, del, keyval, extra, lang);
+}
+
 Err copy_attrs(Keyval::Kind kind, int old_handle, const std::map<int, void*>& from, std::map<int, void*>* to) {
   to->clear();
   for (const auto& [k, value] : from) {
@@ -157,7 +210,7 @@ Err copy_attrs(Keyval::Kind kind, int old_handle, const std::map<int, void*>& fr
     if (kv == nullptr || kv->copy == nullptr) continue;  // NULL_COPY_FN: not copied
     void* out = nullptr;
     int flag = 0;
-    const int rc = reinterpret_cast<CopyFn*>(kv->copy)(old_handle, k, kv->extra, value, &out, &flag);
+    const int rc = call_copy(*kv, old_handle, k, value, &out, &flag);
     if (rc != MPI_SUCCESS) return err(rc, "the attribute's copy callback failed (keyval " + std::to_string(k) + ")");
     if (flag) to->emplace(k, out);
   }

@@ -445,3 +445,80 @@ extern "C" void pmpi_win_get_name_(F* win, char* name, F* resultlen, F* ierr, st
 }
 extern "C" decltype(pmpi_win_set_name_) mpi_win_set_name_ __attribute__((weak, alias("pmpi_win_set_name_")));
 extern "C" decltype(pmpi_win_get_name_) mpi_win_get_name_ __attribute__((weak, alias("pmpi_win_get_name_")));
+
+// Attribute caching (MPI-3.1 17.2.7). A keyval made from Fortran calls its callbacks with
+// Fortran's conventions (Keyval::Lang in shim.h); attribute values and extra states are
+// integers: INTEGER(KIND=MPI_ADDRESS_KIND), or default INTEGER for MPI-1's keyval_create and
+// attr_*. A predefined attribute (MPI_TAG_UB ...) is returned as its value, not C's pointer.
+namespace {
+using augur::mpi::Keyval;
+template <typename V>
+void* as_ptr(V v) {
+  return reinterpret_cast<void*>(static_cast<std::intptr_t>(v));
+}
+int fortran_keyval(Keyval::Kind kind, void* copy, void* del, F* keyval, void* extra, Keyval::Lang lang, const char* fn) {
+  const augur::mpi::Err e = augur::mpi::create_keyval_lang(kind, copy, del, keyval, extra, lang);
+  return e.ok() ? MPI_SUCCESS : augur::mpi::raise(MPI_COMM_WORLD, fn, e);
+}
+template <typename V>
+int fortran_get_attr(int (*get)(int, int, void*, int*), int handle, int keyval, V* val, F* flag, bool predefined) {
+  void* v = nullptr;
+  int f = 0;
+  const int rc = get(handle, keyval, &v, &f);
+  *flag = f;
+  if (rc == MPI_SUCCESS && f != 0) {
+    *val = predefined ? static_cast<V>(*static_cast<const int*>(v)) : static_cast<V>(reinterpret_cast<std::intptr_t>(v));
+  }
+  return rc;
+}
+}  // namespace
+AUGUR_F(comm_create_keyval, (void* copy, void* del, F* keyval, A* extra, F* ierr),
+        fortran_keyval(Keyval::Kind::kComm, copy, del, keyval, as_ptr(*extra), Keyval::Lang::kFortran,
+                       "MPI_Comm_create_keyval"))
+AUGUR_F(keyval_create, (void* copy, void* del, F* keyval, F* extra, F* ierr),
+        fortran_keyval(Keyval::Kind::kComm, copy, del, keyval, as_ptr(*extra), Keyval::Lang::kFortranInt, "MPI_Keyval_create"))
+AUGUR_F(type_create_keyval, (void* copy, void* del, F* keyval, A* extra, F* ierr),
+        fortran_keyval(Keyval::Kind::kType, copy, del, keyval, as_ptr(*extra), Keyval::Lang::kFortran,
+                       "MPI_Type_create_keyval"))
+AUGUR_F(comm_free_keyval, (F * keyval, F* ierr), PMPI_Comm_free_keyval(keyval))
+AUGUR_F(keyval_free, (F * keyval, F* ierr), PMPI_Keyval_free(keyval))
+AUGUR_F(type_free_keyval, (F * keyval, F* ierr), PMPI_Type_free_keyval(keyval))
+AUGUR_F(comm_set_attr, (F * comm, F* keyval, A* val, F* ierr), PMPI_Comm_set_attr(*comm, *keyval, as_ptr(*val)))
+AUGUR_F(attr_put, (F * comm, F* keyval, F* val, F* ierr), PMPI_Attr_put(*comm, *keyval, as_ptr(*val)))
+AUGUR_F(type_set_attr, (F * t, F* keyval, A* val, F* ierr), PMPI_Type_set_attr(*t, *keyval, as_ptr(*val)))
+AUGUR_F(comm_get_attr, (F * comm, F* keyval, A* val, F* flag, F* ierr),
+        fortran_get_attr(PMPI_Comm_get_attr, *comm, *keyval, val, flag, *keyval < augur::mpi::kFirstKeyval))
+AUGUR_F(attr_get, (F * comm, F* keyval, F* val, F* flag, F* ierr),
+        fortran_get_attr(PMPI_Attr_get, *comm, *keyval, val, flag, *keyval < augur::mpi::kFirstKeyval))
+AUGUR_F(type_get_attr, (F * t, F* keyval, A* val, F* flag, F* ierr),
+        fortran_get_attr(PMPI_Type_get_attr, *t, *keyval, val, flag, false))
+AUGUR_F(comm_delete_attr, (F * comm, F* keyval, F* ierr), PMPI_Comm_delete_attr(*comm, *keyval))
+AUGUR_F(attr_delete, (F * comm, F* keyval, F* ierr), PMPI_Attr_delete(*comm, *keyval))
+AUGUR_F(type_delete_attr, (F * t, F* keyval, F* ierr), PMPI_Type_delete_attr(*t, *keyval))
+
+// The predefined callbacks, as the Fortran procedures mpif.h declares EXTERNAL.
+extern "C" {
+void mpi_comm_null_copy_fn_(const F*, const F*, const A*, const A*, A*, F* flag, F* ierr) {
+  *flag = 0;
+  *ierr = MPI_SUCCESS;
+}
+void mpi_comm_dup_fn_(const F*, const F*, const A*, const A* in, A* out, F* flag, F* ierr) {
+  *out = *in;
+  *flag = 1;
+  *ierr = MPI_SUCCESS;
+}
+void mpi_comm_null_delete_fn_(const F*, const F*, const A*, const A*, F* ierr) { *ierr = MPI_SUCCESS; }
+void mpi_null_copy_fn_(const F*, const F*, const F*, const F*, F*, F* flag, F* ierr) {
+  *flag = 0;
+  *ierr = MPI_SUCCESS;
+}
+void mpi_dup_fn_(const F*, const F*, const F*, const F* in, F* out, F* flag, F* ierr) {
+  *out = *in;
+  *flag = 1;
+  *ierr = MPI_SUCCESS;
+}
+void mpi_null_delete_fn_(const F*, const F*, const F*, const F*, F* ierr) { *ierr = MPI_SUCCESS; }
+decltype(mpi_comm_null_copy_fn_) mpi_type_null_copy_fn_ __attribute__((alias("mpi_comm_null_copy_fn_")));
+decltype(mpi_comm_dup_fn_) mpi_type_dup_fn_ __attribute__((alias("mpi_comm_dup_fn_")));
+decltype(mpi_comm_null_delete_fn_) mpi_type_null_delete_fn_ __attribute__((alias("mpi_comm_null_delete_fn_")));
+}

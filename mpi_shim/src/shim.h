@@ -211,9 +211,15 @@ struct Keyval {
   void* del = nullptr;   // the delete callback
   void* extra = nullptr;
   bool freed = false;    // MPI_*_free_keyval: attributes already set keep it until deleted
+  // Made from Fortran (MPI-3.1 17.2.7): callbacks take every argument by reference, extra state
+  // and attribute values are integers held in the pointers; MPI-1's keyval_create uses default
+  // INTEGERs, the rest INTEGER(KIND=MPI_ADDRESS_KIND).
+  enum class Lang : std::uint8_t { kC, kFortran, kFortranInt } lang = Lang::kC;
 };
 inline constexpr int kFirstKeyval = 64;  // below: the predefined attribute keys
 
+// MPI_Comm_create_keyval and the rest called from Fortran (fortran.cpp).
+Err create_keyval_lang(Keyval::Kind kind, void* copy, void* del, int* keyval, void* extra, Keyval::Lang lang);
 // Copies `from` (the attributes of `old_handle`) to a new object's `to` through each keyval's
 // copy callback (MPI_Comm_dup, MPI_Type_dup).
 Err copy_attrs(Keyval::Kind kind, int old_handle, const std::map<int, void*>& from, std::map<int, void*>* to);

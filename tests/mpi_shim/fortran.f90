@@ -35,6 +35,10 @@ program fortran_conformance
   double precision, pointer :: mem(:)
   integer :: win, wbuf(4)
   integer :: icomm, merged, mrank
+  integer :: kv1, kv2, kv3, d1, d2, ival, ndeleted, lastdel
+  integer(kind=MPI_ADDRESS_KIND) :: aval
+  common /augur_test_del/ ndeleted, lastdel
+  external count_delete
   type(c_ptr) :: sptr
   integer, pointer :: shared(:)
   integer(kind=8) :: cnt8, one8, old8
@@ -546,6 +550,39 @@ program fortran_conformance
   end if
   call MPI_Win_free(win, ierr)
 
+  ! Attributes: MPI_TAG_UB's value, an attribute MPI_COMM_DUP_FN copies, one whose Fortran delete
+  ! callback counts (in a common block), and MPI-1's names with default INTEGERs.
+  call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, aval, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. aval >= 32767, 'comm_get_attr(MPI_TAG_UB) is the value')
+  call MPI_Comm_create_keyval(MPI_COMM_DUP_FN, MPI_COMM_NULL_DELETE_FN, kv1, int(0, MPI_ADDRESS_KIND), ierr)
+  call MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, count_delete, kv2, int(5, MPI_ADDRESS_KIND), ierr)
+  call MPI_Comm_dup(MPI_COMM_WORLD, d1, ierr)
+  call MPI_Comm_set_attr(d1, kv1, int(1234567890123_8, MPI_ADDRESS_KIND), ierr)
+  call MPI_Comm_set_attr(d1, kv2, int(77, MPI_ADDRESS_KIND), ierr)
+  call MPI_Comm_dup(d1, d2, ierr)
+  call MPI_Comm_get_attr(d2, kv1, aval, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. aval == 1234567890123_8, 'MPI_COMM_DUP_FN copies the attribute')
+  call MPI_Comm_get_attr(d2, kv2, aval, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. .not. flag, 'MPI_COMM_NULL_COPY_FN does not')
+  ndeleted = 0
+  lastdel = 0
+  call MPI_Comm_free(d1, ierr)
+  call check(ierr == MPI_SUCCESS .and. ndeleted == 1 .and. lastdel == 82, 'Fortran delete callback with value and extra')
+  call MPI_Comm_free(d2, ierr)
+  call MPI_Comm_free_keyval(kv1, ierr)
+  call MPI_Comm_free_keyval(kv2, ierr)
+  call check(ierr == MPI_SUCCESS .and. kv2 == MPI_KEYVAL_INVALID .and. ndeleted == 1, 'comm_free_keyval')
+  call MPI_Keyval_create(MPI_DUP_FN, MPI_NULL_DELETE_FN, kv3, 0, ierr)
+  call MPI_Attr_put(MPI_COMM_WORLD, kv3, 42, ierr)
+  call MPI_Attr_get(MPI_COMM_WORLD, kv3, ival, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. ival == 42, 'attr_put, attr_get')
+  call MPI_Attr_get(MPI_COMM_WORLD, MPI_TAG_UB, ival, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. ival >= 32767, 'attr_get(MPI_TAG_UB) is the value')
+  call MPI_Attr_delete(MPI_COMM_WORLD, kv3, ierr)
+  call MPI_Attr_get(MPI_COMM_WORLD, kv3, ival, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. .not. flag, 'attr_delete')
+  call MPI_Keyval_free(kv3, ierr)
+
   call check(MPI_Wtime() >= t0, 'wtime')
 
   call MPI_Reduce((/ pass, fail /), counts, 2, MPI_INTEGER, MPI_SUM, 0, MPI_COMM_WORLD, ierr)
@@ -564,3 +601,17 @@ contains
     end if
   end subroutine check
 end program fortran_conformance
+
+! A Fortran delete callback: counts its calls and keeps value + extra state.
+subroutine count_delete(comm, keyval, val, extra, ierr)
+  use mpi
+  implicit none
+  integer :: comm, keyval, ierr
+  integer(kind=MPI_ADDRESS_KIND) :: val, extra
+  integer :: ndeleted, lastdel
+  common /augur_test_del/ ndeleted, lastdel
+  ndeleted = ndeleted + 1
+  lastdel = int(val + extra)
+  ierr = MPI_SUCCESS
+  if (comm < 0 .or. keyval < 0) ierr = MPI_ERR_OTHER
+end subroutine count_delete
