@@ -84,8 +84,7 @@ Err Xfer::await_resume() {
     MPI_Status st{};
     Err e = req_finish(r, &st);
     if (e.ok() && r.kind == ReqKind::kRecv && !r.proc_null) {
-      const std::int64_t got = (static_cast<std::int64_t>(static_cast<std::uint32_t>(st.augur_count_hi)) << 32) |
-                               static_cast<std::uint32_t>(st.augur_count_lo);
+      const std::int64_t got = status_count(&st);
       if (got != r.count * r.type->size) {
         e = err(MPI_ERR_TRUNCATE, "collective arguments do not match: expected " + std::to_string(r.count * r.type->size) +
                                       " bytes from rank " + std::to_string(st.MPI_SOURCE) + ", got " + std::to_string(got));

@@ -197,6 +197,19 @@ CollTask inter_gatherv(Coll x, const void* sbuf, std::int64_t scount, TypePtr st
 CollTask inter_scatterv(Coll x, const void* sbuf, std::vector<int> counts, std::vector<int> displs, TypePtr st, void* rbuf,
                         std::int64_t rcount, TypePtr rt, int root);
 CollTask inter_alltoallw(Coll x, std::vector<Block> sends, std::vector<Block> recvs);
+// The id agreement of two groups (an intercommunicator, its dup or idup, MPI_Intercomm_create):
+// an allreduce (MAX) of the members' next free ids over `group`; its `leader` swaps [max,
+// payload...] with the other group's leader, `peer` on `link` with `tag`; the leader broadcasts
+// the larger max and the other group's payload over `group`. Every member gets *id and *theirs.
+inline constexpr int kPairTag = 14;  // the leaders' step tag on an intercommunicator (11, 12: coll_inter.cpp)
+struct Pairing {
+  Coll group;
+  int leader;
+  Coll link;
+  int peer;
+  int tag;
+};
+CollTask pair_agree(Pairing p, std::vector<int> payload, std::uint32_t* id, std::vector<int>* theirs);
 // Reduces this group's vectors, gives the result to the other group, and scatters the other
 // group's result here by `counts` (this group's blocks).
 CollTask inter_reduce_scatter(Coll x, const void* sbuf, void* rbuf, std::vector<int> counts, MPI_Datatype th, MPI_Op op);

@@ -147,7 +147,6 @@ void copy_properties(const Comm& c, Comm* d) {
 // An MPI_Comm_idup's communicator until its id is agreed: contexts no message uses (using it
 // before the request completes is erroneous).
 constexpr std::uint32_t kPendingId = 0x7ffffff0;
-constexpr int kIdupTag = 14;  // the leaders' step of an intercommunicator's idup
 
 bool idups_done_up_to(std::uint64_t ticket) { return S().idups_done == ticket; }
 
@@ -157,26 +156,16 @@ bool idups_done_up_to(std::uint64_t ticket) { return S().idups_done == ticket; }
 CollTask idup_task(Coll x, CommPtr d, std::uint64_t ticket) {
   co_await Gate(&idups_done_up_to, ticket);
   const Comm& c = *x.c;
-  const TypePtr u = type_ptr(MPI_UNSIGNED);
-  std::uint32_t mine = S().next_comm_id, id = 0, theirs = 0;
   Err e;
+  std::uint32_t id = 0;
   if (!c.inter()) {
+    std::uint32_t mine = S().next_comm_id;
     CollTask r = allreduce_algo(x, &mine, &id, 1, MPI_UNSIGNED, MPI_MAX);
     e = co_await r;
   } else {
-    const Coll lx{c.local, x.tb};
-    CollTask r = allreduce_algo(lx, &mine, &id, 1, MPI_UNSIGNED, MPI_MAX);
-    e = co_await r;
-    if (e.ok() && c.rank == 0) {
-      Xfer xf(x);
-      xf.recv(&theirs, 1, u, 0, kIdupTag).send(&id, 1, u, 0, kIdupTag);
-      e = co_await xf;
-      id = std::max(id, theirs);
-    }
-    if (e.ok()) {
-      CollTask b = bcast_algo(lx, &id, 1, u, 0);
-      e = co_await b;
-    }
+    std::vector<int> none;
+    CollTask a = pair_agree({Coll{c.local, x.tb}, 0, x, 0, kPairTag}, {}, &id, &none);
+    e = co_await a;
   }
   if (e.ok()) {
     d->id = id;

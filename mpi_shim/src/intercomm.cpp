@@ -4,9 +4,7 @@
 // intracommunicator over the local group for the collectives' local steps (coll_inter.cpp).
 //
 // Ids: the new communicator takes id and the local one id + 1, where id is the largest next free
-// id of every member of both groups, so both are unused by every member; each group finds its
-// largest by an allreduce and the leaders (local rank 0, or the leaders named to
-// MPI_Intercomm_create) swap theirs.
+// id of every member of both groups, so both are unused by every member (pair_agree).
 #include <algorithm>
 #include <string>
 
@@ -27,56 +25,44 @@ CommPtr make_inter(std::uint32_t id, std::vector<int> local, std::vector<int> re
 
 namespace {
 
-// Tags of the leaders' swaps on a collective context, above every tag the collectives use
-// (nonblocking ones reach 2^30 + 63): MPI_Intercomm_create's tag is added to kCreateTag.
-constexpr int kAgreeTag = (1 << 30) + 512;
+// MPI_Intercomm_create's leaders meet on the peer communicator's collective context with the
+// program's tag added to this, above every tag the collectives use (nonblocking ones reach
+// 2^30 + 63).
 constexpr int kCreateTag = (1 << 30) + 1024;
 
-// The leaders swap int vectors: `c`'s peer `peer` (a rank of its remote group if it is an
-// intercommunicator), on its collective context.
-Err leader_swap(const CommPtr& c, int peer, int tag, const std::vector<int>& mine, std::vector<int>* theirs) {
+// The leaders swap int vectors over `link`: the lengths, then the ints.
+CollTask swap_ints(Coll link, int peer, int tag, std::vector<int> mine, std::vector<int>* theirs) {
   const TypePtr t = type_ptr(MPI_INT);
-  theirs->assign(static_cast<std::size_t>(2 * S().world_size + 8), 0);  // more than any payload here
-  Req r, s;
-  AUGUR_ERR_RETURN(start_recv(r, theirs->data(), static_cast<std::int64_t>(theirs->size()), t, peer, tag, c, c->coll_ctx()));
-  AUGUR_ERR_RETURN(start_send(s, mine.data(), static_cast<std::int64_t>(mine.size()), t, peer, tag, c, c->coll_ctx()));
-  AUGUR_ERR_RETURN(wait_until([&] { return req_done(r) && req_done(s); }));
-  MPI_Status st{};
-  AUGUR_ERR_RETURN(req_finish(s, MPI_STATUS_IGNORE));
-  AUGUR_ERR_RETURN(req_finish(r, &st));
-  const std::int64_t got = (static_cast<std::int64_t>(static_cast<std::uint32_t>(st.augur_count_hi)) << 32) |
-                           static_cast<std::uint32_t>(st.augur_count_lo);
-  theirs->resize(static_cast<std::size_t>(got) / sizeof(int));
-  return ok();
+  const int n = static_cast<int>(mine.size());
+  int m = 0;
+  {
+    Xfer xf(link);
+    xf.recv(&m, 1, t, peer, tag).send(&n, 1, t, peer, tag);
+    AUGUR_CO_TRY(co_await xf);
+  }
+  theirs->resize(static_cast<std::size_t>(m));
+  Xfer xf(link);
+  xf.recv(theirs->data(), m, t, peer, tag).send(mine.data(), n, t, peer, tag);
+  co_return co_await xf;
 }
 
-// Broadcasts an int vector of unknown length from `root` over the intracommunicator `c`.
-Err bcast_ints(const CommPtr& c, int root, std::vector<int>* v) {
+// Broadcasts an int vector of unknown length from `root` over `group`.
+CollTask bcast_ints(Coll group, int root, std::vector<int>* v) {
+  const TypePtr t = type_ptr(MPI_INT);
   int n = static_cast<int>(v->size());
-  const TypePtr t = type_ptr(MPI_INT);
-  AUGUR_ERR_RETURN(run_blocking(bcast_algo(Coll{c}, &n, 1, t, root)));
+  CollTask len = bcast_algo(group, &n, 1, t, root);
+  AUGUR_CO_TRY(co_await len);
   v->resize(static_cast<std::size_t>(n));
-  return run_blocking(bcast_algo(Coll{c}, v->data(), n, t, root));
+  CollTask data = bcast_algo(group, v->data(), n, t, root);
+  co_return co_await data;
 }
 
-// Collective over both groups of intercommunicator `c`: a new id for the pair (see the top), and
-// the other group's `payload` (the same at every member of a group, given by its leader).
+// Blocking agreement over both groups of intercommunicator `c` (the step tag of MPI_Comm_idup's,
+// on the blocking tag base).
 Err agree(const CommPtr& c, const std::vector<int>& payload, std::uint32_t* id, std::vector<int>* theirs) {
   AUGUR_ERR_RETURN(settle_idups());
-  std::uint32_t mine = S().next_comm_id, m = 0;
-  AUGUR_ERR_RETURN(allreduce_impl(&mine, &m, 1, MPI_UNSIGNED, MPI_MAX, c->local));
-  std::vector<int> got;
-  if (c->rank == 0) {
-    std::vector<int> out{static_cast<int>(m)};
-    out.insert(out.end(), payload.begin(), payload.end());
-    AUGUR_ERR_RETURN(leader_swap(c, 0, kAgreeTag, out, &got));
-    if (got.empty()) return err(MPI_ERR_INTERN, "the other group's leader sent nothing");
-    got[0] = static_cast<int>(std::max(m, static_cast<std::uint32_t>(got[0])));
-  }
-  AUGUR_ERR_RETURN(bcast_ints(c->local, 0, &got));
-  *id = static_cast<std::uint32_t>(got[0]);
+  AUGUR_ERR_RETURN(run_blocking(pair_agree({Coll{c->local}, 0, Coll{c}, 0, kPairTag}, payload, id, theirs)));
   S().next_comm_id = std::max(S().next_comm_id, *id + 2);
-  theirs->assign(got.begin() + 1, got.end());
   return ok();
 }
 
@@ -122,30 +108,24 @@ Err intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm, 
   }
   if (tag < 0 || tag > kTagUb) return err(MPI_ERR_TAG, "invalid tag " + std::to_string(tag));
   AUGUR_ERR_RETURN(settle_idups());
-  std::uint32_t mine = S().next_comm_id, m = 0;
-  AUGUR_ERR_RETURN(allreduce_impl(&mine, &m, 1, MPI_UNSIGNED, MPI_MAX, lc));
-  std::vector<int> info;  // id, then the remote group's world ranks
+  CommPtr pc;  // peer_comm and remote_leader are significant at the local leader only
   if (lc->rank == local_leader) {
-    // peer_comm and remote_leader are significant at the leaders only.
     AUGUR_ERR_RETURN(check_comm(peer_comm));
-    const CommPtr pc = comm_ptr(peer_comm);
+    pc = comm_ptr(peer_comm);
     if (remote_leader < 0 || remote_leader >= pc->peer_size()) {
       return err(MPI_ERR_RANK, "invalid remote leader " + std::to_string(remote_leader) + " in the peer communicator");
     }
-    const int remote_world = pc->peer_world(remote_leader);
-    if (lc->rank_of[static_cast<std::size_t>(remote_world)] >= 0) {
+    if (lc->rank_of[static_cast<std::size_t>(pc->peer_world(remote_leader))] >= 0) {
       return err(MPI_ERR_COMM, "the remote leader is in the local group: the groups must be disjoint");
     }
-    std::vector<int> out{static_cast<int>(m)};
-    out.insert(out.end(), lc->world.begin(), lc->world.end());
-    AUGUR_ERR_RETURN(leader_swap(pc, remote_leader, kCreateTag + tag % (1 << 29), out, &info));
-    if (info.size() < 2) return err(MPI_ERR_INTERN, "the remote leader sent no group");
-    info[0] = static_cast<int>(std::max(m, static_cast<std::uint32_t>(info[0])));
   }
-  AUGUR_ERR_RETURN(bcast_ints(lc, local_leader, &info));
-  const auto id = static_cast<std::uint32_t>(info[0]);
+  std::uint32_t id = 0;
+  std::vector<int> remote;  // the other group's world ranks
+  const Pairing pairing{Coll{lc}, local_leader, Coll{pc}, remote_leader, kCreateTag + tag % (1 << 29)};
+  AUGUR_ERR_RETURN(run_blocking(pair_agree(pairing, lc->world, &id, &remote)));
+  if (remote.empty()) return err(MPI_ERR_INTERN, "the remote leader sent no group");
   S().next_comm_id = std::max(S().next_comm_id, id + 2);
-  auto c = make_inter(id, lc->world, std::vector<int>(info.begin() + 1, info.end()));
+  auto c = make_inter(id, lc->world, std::move(remote));
   c->eh = lc->eh;
   *newintercomm = new_comm(std::move(c));
   return ok();
@@ -173,6 +153,25 @@ Err intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm* newintracomm) {
 }
 
 }  // namespace
+
+CollTask pair_agree(Pairing p, std::vector<int> payload, std::uint32_t* id, std::vector<int>* theirs) {
+  std::uint32_t mine = S().next_comm_id, m = 0;
+  CollTask r = allreduce_algo(p.group, &mine, &m, 1, MPI_UNSIGNED, MPI_MAX);
+  AUGUR_CO_TRY(co_await r);
+  std::vector<int> got;
+  if (p.group.c->rank == p.leader) {
+    payload.insert(payload.begin(), static_cast<int>(m));
+    CollTask s = swap_ints(p.link, p.peer, p.tag, std::move(payload), &got);
+    AUGUR_CO_TRY(co_await s);
+    if (got.empty()) co_return err(MPI_ERR_INTERN, "the other group's leader sent nothing");
+    got[0] = static_cast<int>(std::max(m, static_cast<std::uint32_t>(got[0])));
+  }
+  CollTask b = bcast_ints(p.group, p.leader, &got);
+  AUGUR_CO_TRY(co_await b);
+  *id = static_cast<std::uint32_t>(got[0]);
+  theirs->assign(got.begin() + 1, got.end());
+  co_return ok();
+}
 
 Err inter_dup(const CommPtr& c, CommPtr* out) {
   std::uint32_t id = 0;

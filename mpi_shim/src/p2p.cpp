@@ -15,11 +15,12 @@
 
 namespace augur::mpi {
 
-namespace {
 std::int64_t status_count(const MPI_Status* st) {
   return static_cast<std::int64_t>((static_cast<std::uint64_t>(static_cast<std::uint32_t>(st->augur_count_hi)) << 32) |
                                    static_cast<std::uint32_t>(st->augur_count_lo));
 }
+
+namespace {
 void set_count(MPI_Status* st, std::int64_t n) {
   st->augur_count_lo = static_cast<int>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(n) & 0xffffffffu));
   st->augur_count_hi = static_cast<int>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(n) >> 32));

@@ -390,6 +390,7 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
 bool req_done(const Req& r);
 Err req_finish(Req& r, MPI_Status* st);
 void set_status_empty(MPI_Status* st);
+std::int64_t status_count(const MPI_Status* st);  // the bytes a status counts
 
 // Blocking collectives for the library's own use (communicator creation), on a communicator's
 // collective context; MPI_IN_PLACE already resolved by the callers.
