@@ -40,7 +40,8 @@ void Engine::enqueue(Command::Kind kind, Command::Op op) const {
 }
 
 void Engine::call_in_assist(const std::function<void()>& f) const {
-  if (!driver_.assisted()) {
+  // On the assist thread itself (the background work of the layer above): it cannot wait for itself.
+  if (!driver_.assisted() || ProgressDriver::on_assist_thread()) {
     f();
     return;
   }

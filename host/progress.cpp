@@ -67,7 +67,14 @@ ProgressDriver::Clock::duration ProgressDriver::spin() const noexcept {
   return std::chrono::microseconds(cfg_.wait == WaitPolicy::kBlock ? 0 : cfg_.spin_us);
 }
 
+namespace {
+thread_local bool t_assist = false;
+}  // namespace
+
+bool ProgressDriver::on_assist_thread() noexcept { return t_assist; }
+
 void ProgressDriver::assist_main(Placement where, int rank) {
+  t_assist = true;
   if (Status st = bind_this_thread(where); !st.ok()) {
     std::fprintf(stderr, "augur: rank %d: assist thread not bound: %s\n", rank, st.to_string().c_str());
   }
@@ -78,8 +85,9 @@ void ProgressDriver::assist_main(Placement where, int rank) {
     // an error that concerns no request (a malformed message, a failed peer) must still reach
     // the program.
     if (Status st = target_.progress_once(); !st.ok()) keep_assist_error(st);
+    const bool background = target_.run_background();
     wake_waiters();
-    if (commands || !target_.idle()) {
+    if (commands || background || !target_.idle()) {
       idle_since = Clock::time_point{};
       continue;
     }

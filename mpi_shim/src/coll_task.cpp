@@ -125,7 +125,10 @@ Err start_collective(const Coll& x, CollTask t, MPI_Request* request) {
   r->kind = ReqKind::kColl;
   r->comm = x.c;
   r->coll = op;
-  if (!op->step()) S().colls.push_back(std::move(op));
+  if (!op->step()) {
+    S().colls.push_back(std::move(op));
+    S().colls_pending.store(true, std::memory_order_release);  // the assist thread may step it now
+  }
   *request = new_req(std::move(r));
   return ok();
 }

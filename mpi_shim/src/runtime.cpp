@@ -287,25 +287,44 @@ Err progress_once() {
       ++i;
     }
   }
-  // Nonblocking collectives: each moves on to its next transfers as soon as these complete.
-  // Not reentered (a user reduction that calls MPI would otherwise edit the list under us).
-  if (!s.stepping_colls) {
-    s.stepping_colls = true;
-    for (std::size_t i = 0; i < s.colls.size();) {
-      if (s.colls[i]->step()) {
-        s.colls[i] = std::move(s.colls.back());
-        s.colls.pop_back();
-      } else {
-        ++i;
-      }
-    }
-    s.stepping_colls = false;
-  }
+  step_colls();
   return ok();
 }
 
+void step_colls() {
+  State& s = S();
+  // Not reentered (a user reduction that calls MPI would otherwise edit the list under us).
+  if (s.stepping_colls) return;
+  s.stepping_colls = true;
+  for (std::size_t i = 0; i < s.colls.size();) {
+    if (s.colls[i]->step()) {
+      s.colls[i] = std::move(s.colls.back());
+      s.colls.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  s.stepping_colls = false;
+  s.colls_pending.store(!s.colls.empty(), std::memory_order_release);
+}
+
+namespace {
+// The assist thread's background work (host::Engine::set_background), after each of its rounds:
+// the nonblocking collectives move on while the program computes outside MPI. It takes the
+// library's lock only if free: a thread inside MPI steps them itself, and the assist thread
+// keeps polling (true: do not sleep) until it gets the lock or they are done.
+bool background_colls(void*) {
+  if (!S().colls_pending.load(std::memory_order_acquire)) return false;
+  if (!threads::try_enter()) return true;
+  step_colls();
+  threads::leave();
+  return false;
+}
+}  // namespace
+
 namespace threads {
 std::atomic<bool> g_multiple{false};
+std::atomic<bool> g_locking{false};
 namespace {
 std::mutex g_lock;
 thread_local bool t_holding = false;
@@ -313,6 +332,11 @@ thread_local bool t_holding = false;
 bool enter() {
   if (t_holding) return false;  // a nested call (a callback of ours calling MPI)
   g_lock.lock();
+  t_holding = true;
+  return true;
+}
+bool try_enter() {
+  if (!g_lock.try_lock()) return false;
   t_holding = true;
   return true;
 }
@@ -402,6 +426,9 @@ Err init_job(int required, int* provided) {
   // From here on every entry point takes the library's lock (the calling thread is inside
   // MPI_Init_thread without it: its guard was made before; nobody else may call MPI yet).
   threads::g_multiple.store(s.thread_level == MPI_THREAD_MULTIPLE, std::memory_order_release);
+  const bool assisted = s.engine->assist_placement() != nullptr;
+  threads::g_locking.store(s.thread_level == MPI_THREAD_MULTIPLE || assisted, std::memory_order_release);
+  if (assisted) s.engine->set_background(&background_colls, nullptr);
   if (provided != nullptr) *provided = s.thread_level;
   s.initialized = 1;
   s.t0 = 0;
@@ -457,6 +484,7 @@ AUGUR_MPI_FN(int, Finalize, (void), ()) {
   s.reqs.clear();
   s.free_reqs.clear();
   AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", drop_windows());
+  s.engine->set_background(nullptr, nullptr);
   s.engine.reset();
   s.boot.reset();  // says goodbye to the bootstrap server
   if (s.own_server) {

@@ -242,18 +242,22 @@ Err get_comm_attr(MPI_Comm comm, int keyval, void* attribute_val, int* flag);
 
 // MPI_THREAD_MULTIPLE (docs/mpi.md, "Threads"): one lock around the library, as MPICH's global
 // critical section. A thread's outermost entry point takes it; a wait loop gives it up while it
-// yields (relax), so that another thread can send what this one waits for. Below
-// MPI_THREAD_MULTIPLE the entry points only test one flag.
+// yields (relax), so that another thread can send what this one waits for. With an assist thread
+// the lock is taken as well, at every thread level: that thread takes it to move nonblocking
+// collectives on while the program computes (background_colls). Otherwise the entry points only
+// test one flag.
 namespace threads {
-extern std::atomic<bool> g_multiple;
+extern std::atomic<bool> g_multiple;  // MPI_THREAD_MULTIPLE provided
+extern std::atomic<bool> g_locking;   // entry points take the lock (multiple, or an assist thread)
 bool enter();  // true if this call took the lock (the thread's outermost entry)
+bool try_enter();  // the assist thread: takes the lock if it is free (it never holds it already)
 void leave();
 void yield();  // lets the other threads in for a moment (if this thread holds the lock)
 }  // namespace threads
 
 class EntryGuard {
  public:
-  EntryGuard() : held_(threads::g_multiple.load(std::memory_order_relaxed) && threads::enter()) {}
+  EntryGuard() : held_(threads::g_locking.load(std::memory_order_relaxed) && threads::enter()) {}
   ~EntryGuard() {
     if (held_) threads::leave();
   }
@@ -299,7 +303,8 @@ struct State {
   std::vector<UserError> user_errors;  // codes MPI_ERR_LASTCODE + 1 + index (MPI_Add_error_*)
   std::vector<ReqPtr> background;  // freed active requests, buffered sends
   std::vector<std::shared_ptr<CollOp>> colls;  // nonblocking collectives not yet finished
-  bool stepping_colls = false;                   // progress_once is stepping them
+  bool stepping_colls = false;                   // step_colls is running (not reentered)
+  std::atomic<bool> colls_pending{false};        // colls is not empty (read by the assist thread)
   std::uint32_t next_comm_id = 2;  // 0: WORLD, 1: SELF
   std::uint64_t idups_issued = 0, idups_done = 0;  // MPI_Comm_idup calls made and agreed (in order)
   void* bsend_buf = nullptr;
@@ -361,6 +366,8 @@ Err check_bytes(std::int64_t count, const Type& t);
 // One round of progress (the engine checks the job's liveness at the keepalive interval); also
 // completes background requests.
 Err progress_once();
+// Moves the nonblocking collectives on (progress_once, and the assist thread's background work).
+void step_colls();
 // After a round of progress that did not finish what a wait loop waits for: yields, or sleeps
 // until the next completion, as AUGUR_WAIT / AUGUR_SPIN_US say (host::Engine::relax).
 Err relax();

@@ -27,7 +27,9 @@ class FakeTarget final : public ProgressTarget {
   std::atomic<int> rounds{0};
   std::atomic<int> done_at{0};
   std::atomic<int> arms{0};
+  std::atomic<int> background{0};  // run_background calls (the assist thread's)
   int events = 0, checks = 0, commands = 0;
+  int off_thread = 0;  // run_commands called off the assist thread
   Status fail_round;           // returned once by the next round
   Status check_result;         // what the keepalive check finds; an error also fails `req`
   bool work = false;           // rounds report work found
@@ -53,6 +55,7 @@ class FakeTarget final : public ProgressTarget {
     return check_result;
   }
   bool run_commands() override {
+    if (!ProgressDriver::on_assist_thread()) ++off_thread;
     bool any = false;
     while (AssistCommand* c = driver->next_command()) {
       auto* f = static_cast<Flag*>(c);
@@ -63,6 +66,10 @@ class FakeTarget final : public ProgressTarget {
       any = true;
     }
     return any;
+  }
+  bool run_background() override {
+    ++background;
+    return false;
   }
   Result<bool> arm_for_sleep() override {
     ++arms;
@@ -184,6 +191,11 @@ TEST(Progress, TheAssistThreadRunsCommandsWakesWaitersAndReportsItsErrors) {
   d.stop_assist();
   EXPECT_FALSE(d.assisted());
   EXPECT_EQ(t.commands, 50);
+  EXPECT_EQ(t.off_thread, 0);
+  EXPECT_FALSE(ProgressDriver::on_assist_thread());
+  // The layer above's background work runs after every round: at least one per command, each
+  // command having been waited for before the next was queued.
+  EXPECT_GE(t.background.load(), 50);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@ set -euo pipefail
 build=$1
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 out=$build/augur-perf-smoke
-contenders=raw-verbs,augur-off,augur-predicted,openmpi-tcp,mpich
+# augur-off is left out: the same program and library as augur-predicted with another setting,
+# and the smoke test is one of the longest in CI (176 s with it).
+contenders=raw-verbs,augur-predicted,openmpi-tcp,mpich
 "$here/../../scripts/augur-perf" --in-guest --smoke --contenders "$contenders" --build "$build" --out "$out"
 python3 - "$out" "$contenders" <<'PY'
 import json, sys
@@ -24,13 +26,13 @@ for sub in ("lat", "bw", "halo", "buffering", "overlap", "rma"):
     check(sorted(d) == sorted(want), f"{sub}: contenders {sorted(d)}")
     for c in want:
         check("rows" in d.get(c, {}) or "error" in d.get(c, {}), f"{sub}: {c} has neither rows nor an error")
-    for c in ("augur-off", "augur-predicted", "openmpi-tcp") + (("raw-verbs",) if sub in ("lat", "bw") else ()):
+    for c in ("augur-predicted", "openmpi-tcp") + (("raw-verbs",) if sub in ("lat", "bw") else ()):
         check(d.get(c, {}).get("rows"), f"{sub}: {c} produced no rows: {d.get(c)}")
 cases = json.load(open(f"{out}/early-arrival.json"))["cases"]
 check(len(cases) == 4 * (len(contenders) - 1), f"early-arrival: {len(cases)} cases")
 for c in cases:
     check("post_to_completion_us" in c or "error" in c, f"early-arrival: {c}")
-    if c["contender"] in ("augur-off", "augur-predicted", "openmpi-tcp"):
+    if c["contender"] in ("augur-predicted", "openmpi-tcp"):
         check("post_to_completion_us" in c, f"early-arrival: {c}")
     if c["contender"] == "augur-predicted" and "messages" in c:
         m = c["messages"]

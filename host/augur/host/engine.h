@@ -208,6 +208,14 @@ class Engine final : private ProgressTarget {
   [[nodiscard]] const EngineConfig& config() const noexcept { return cfg_; }
   // Both registration caches together.
   [[nodiscard]] nic::RegCacheCounters rcache_counters() const;
+  // Work of the layer above that the assist thread runs after each of its rounds (the MPI shim's
+  // nonblocking collectives, so that they move on while the program computes); `fn(arg)` returns
+  // true if it did any. Set before the work exists, cleared (null) before `arg` goes away.
+  using BackgroundFn = bool (*)(void*);
+  void set_background(BackgroundFn fn, void* arg) noexcept {
+    background_arg_.store(arg, std::memory_order_release);
+    background_.store(fn, std::memory_order_release);
+  }
   // Where the assist thread runs (null without one).
   [[nodiscard]] const Placement* assist_placement() const noexcept { return driver_.assisted() ? &placement_ : nullptr; }
   // Tests only, and only without an assist thread (its state belongs to that thread).
@@ -345,6 +353,10 @@ class Engine final : private ProgressTarget {
   [[nodiscard]] bool idle() const noexcept override { return idle_polls_ != 0; }
   Status check_peers() override;
   bool run_commands() override;
+  bool run_background() override {
+    BackgroundFn fn = background_.load(std::memory_order_acquire);
+    return fn != nullptr && fn(background_arg_.load(std::memory_order_acquire));
+  }
   Result<bool> arm_for_sleep() override;
   Status take_event() override;
   [[nodiscard]] int event_fd() const noexcept override;
@@ -425,6 +437,8 @@ class Engine final : private ProgressTarget {
   // dead_ mirrors Peer::dead for application threads (with an assist thread).
   std::unique_ptr<std::atomic<bool>[]> dead_;
   Placement placement_;
+  std::atomic<BackgroundFn> background_{nullptr};
+  std::atomic<void*> background_arg_{nullptr};
   Status deferred_;  // an error found while delivering, reported by progress()
   std::vector<std::unique_ptr<LandingZone>> spare_zones_;  // delivered by copy: registered, reusable
   // The large receive start_recv just posted, if it waits for its message (stage_landing).

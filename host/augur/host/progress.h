@@ -45,6 +45,9 @@ class ProgressTarget {
   virtual Status check_peers() = 0;
   // Assist thread: starts what the application threads queued; true if there was anything.
   virtual bool run_commands() = 0;
+  // Assist thread, after each round: the layer above's work that moves on at completions (the
+  // MPI shim's nonblocking collectives); true if it did any.
+  virtual bool run_background() = 0;
   // Arms the CQ's event, then runs one more round (a completion that came before the arming
   // raised no event). False if that round found work: do not sleep.
   virtual Result<bool> arm_for_sleep() = 0;
@@ -80,6 +83,8 @@ class ProgressDriver {
   // Stops and joins the assist thread (if any); the caller's thread drives from then on.
   void stop_assist();
   [[nodiscard]] bool assisted() const noexcept { return assisted_; }
+  // True on the assist thread (it may not wait for itself: Engine::call_in_assist runs inline).
+  [[nodiscard]] static bool on_assist_thread() noexcept;
 
   // Application threads (assisted): queue a command and wake the assist thread if it sleeps.
   void enqueue(AssistCommand* c) const;
