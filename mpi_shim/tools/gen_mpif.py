@@ -1,6 +1,14 @@
 #!/usr/bin/env python3
 """Writes mpi_shim/include/mpif.h from the integer constants of mpi.h, so that C and Fortran
-agree on every handle and constant. `gen_mpif.py --check` fails if the committed file is stale."""
+agree on every handle and constant, and mpi_shim/fortran/mpi.f90, the `use mpi` module: the same
+constants and an explicit interface for every Fortran binding of mpi_shim/src/fortran.cpp.
+`gen_mpif.py --check` fails if a committed file is stale.
+
+An interface takes each argument's name, and whether it is an array, LOGICAL or only read, from
+the C prototype in mpi.h; its Fortran type from the binding's own parameter (F*: INTEGER, A* or
+MPI_Aint*: INTEGER(KIND=MPI_ADDRESS_KIND), char*: CHARACTER(LEN=*), void*: a choice buffer, or a
+procedure where C takes a function). Choice buffers are `TYPE(*), DIMENSION(*)` with gfortran's
+NO_ARG_CHECK (as Open MPI's ignore-TKR module): any type, kind and rank is accepted."""
 import pathlib
 import re
 import sys
@@ -51,10 +59,109 @@ lines += [
 ]
 assert all(len(l) <= 72 for l in lines)
 text = "\n".join(lines) + "\n"
-out = inc / "mpif.h"
+
+# --- the `use mpi` module ---------------------------------------------------------------------
+src = (inc.parent / "src" / "fortran.cpp").read_text()
+binds = {}
+for m in re.finditer(r"AUGUR_F\((\w+),\s*\((.*?)\),", src, re.S):
+    binds[m.group(1)] = " ".join(m.group(2).split())
+for m in re.finditer(r'extern "C" (void|double) pmpi_(\w+)_\((.*?)\)', src, re.S):
+    if m.group(2) != "name":
+        binds[m.group(2)] = " ".join(m.group(3).split())
+decls = {}
+for m in re.finditer(r"^AUGUR_MPI_DECL\((\w[\w ]*),\s*(\w+),\s*\((.*?)\)\)\s*$", h, re.M | re.S):
+    decls[m.group(2).lower()] = " ".join(m.group(3).split())
+# C arguments that are LOGICAL in Fortran (MPI-3.1's Fortran bindings).
+LOGICAL = {"flag", "reorder", "periods", "remain_dims", "high", "weighted", "commute"}
+# Fortran signatures that are not the C one with IERROR appended.
+SPECIAL = {"init": [], "init_thread": ["int required", "int* provided"]}
+
+
+def split_params(p):
+    return [] if p in ("", "void") else [x.strip() for x in p.split(",")]
+
+
+def c_arg(p):
+    """(name, array dims suffix or '', is_const, is_pointer, base type) of one C parameter."""
+    m = re.match(r"(const\s+)?([\w ]+?)\s*(\**)\s*(\w+)((?:\[\w*\])*)$", p)
+    if not m:
+        raise SystemExit(f"gen_mpif.py: cannot read C parameter '{p}'")
+    return m.group(4), m.group(5), bool(m.group(1)), bool(m.group(3)), m.group(2).strip()
+
+
+def interface(name):
+    fparams = [x for x in split_params(binds[name]) if "size_t" not in x]
+    if name in ("wtime", "wtick"):
+        return [f"    double precision function mpi_{name}()", f"    end function mpi_{name}"]
+    cparams = SPECIAL.get(name, split_params(decls[name]))
+    if len(fparams) != len(cparams) + 1:
+        raise SystemExit(f"gen_mpif.py: mpi_{name}: {len(fparams)} binding parameters, {len(cparams)} in C")
+    args, body, imports = [], [], set()
+    for fp, cp in zip(fparams, cparams):
+        cname, dims, const, ptr, ctype = c_arg(cp)
+        ftype = fp.split("*")[0].replace("const", "").strip()
+        arg = cname.lower()
+        args.append(arg)
+        if ctype.endswith("_function"):
+            body.append(f"      external :: {arg}")
+            continue
+        if ftype == "void":
+            body += [f"!GCC$ ATTRIBUTES NO_ARG_CHECK :: {arg}", f"      type(*), dimension(*) :: {arg}"]
+            continue
+        if ftype == "char":
+            body.append(f"      character(len=*) :: {arg}")
+            continue
+        if ftype in ("A", "MPI_Aint"):
+            t = "integer(kind=MPI_ADDRESS_KIND)"
+            imports.add("MPI_ADDRESS_KIND")
+        elif ftype == "F":
+            t = "logical" if arg in LOGICAL else "integer"
+        else:
+            raise SystemExit(f"gen_mpif.py: mpi_{name}: binding parameter '{fp}'")
+        if ctype == "MPI_Status":
+            imports.add("MPI_STATUS_SIZE")
+            shape = "(MPI_STATUS_SIZE, *)" if "statuses" in arg else "(MPI_STATUS_SIZE)"
+        elif dims:
+            shape = "(3, *)" if dims == "[][3]" else "(*)"
+        else:
+            shape = ""
+        intent = ", intent(in)" if (not ptr and not dims) or (const and (dims or ptr)) else ""
+        body.append(f"      {t}{intent} :: {arg}{shape}")
+    args.append("ierror")
+    body.append("      integer, intent(out) :: ierror")
+    head = f"    subroutine mpi_{name}({', '.join(args)})"
+    out = []
+    while len(head) > 100:  # free form: continue long argument lists
+        cut = head.rindex(", ", 0, 100) + 1
+        out.append(head[:cut] + " &")
+        head = "        " + head[cut:].lstrip()
+    out.append(head)
+    if imports:
+        out.append(f"      import :: {', '.join(sorted(imports))}")
+    out.append("      implicit none")
+    return out + body + [f"    end subroutine mpi_{name}"]
+
+
+mod = [
+    "! `use mpi` (generated by mpi_shim/tools/gen_mpif.py): the constants of mpif.h and an explicit",
+    "! interface for every Fortran binding of augur's MPI, so that calls are checked against MPI's",
+    "! signatures. Choice buffers take any type, kind and rank (gfortran's NO_ARG_CHECK).",
+    "module mpi",
+    "  implicit none",
+]
+mod += [l for l in lines[4:] if "MPI_WTIME" not in l and "MPI_WTICK" not in l]
+mod += ["  interface"]
+for n in sorted(binds):
+    mod += interface(n)
+mod += ["  end interface", "end module mpi"]
+modtext = "\n".join(mod) + "\n"
+
+outs = [(inc / "mpif.h", text), (inc.parent / "fortran" / "mpi.f90", modtext)]
 if "--check" in sys.argv:
-    if out.read_text() != text:
-        sys.exit("mpif.h is stale: run mpi_shim/tools/gen_mpif.py")
-    print("mpif.h matches mpi.h")
+    stale = [str(p.relative_to(inc.parent.parent)) for p, t in outs if p.read_text() != t]
+    if stale:
+        sys.exit(f"stale: {', '.join(stale)}: run mpi_shim/tools/gen_mpif.py")
+    print("mpif.h and the mpi module match mpi.h and fortran.cpp")
 else:
-    out.write_text(text)
+    for p, t in outs:
+        p.write_text(t)
