@@ -426,16 +426,21 @@ module mpi
       INTEGER MPI_STATUS_IGNORE(MPI_STATUS_SIZE)
       INTEGER MPI_STATUSES_IGNORE(MPI_STATUS_SIZE,1)
       INTEGER MPI_ERRCODES_IGNORE(1)
+      INTEGER MPI_UNWEIGHTED(1), MPI_WEIGHTS_EMPTY(1)
       COMMON /AUGUR_MPI_BOTTOM/ MPI_BOTTOM
       COMMON /AUGUR_MPI_IN_PLACE/ MPI_IN_PLACE
       COMMON /AUGUR_MPI_STATUS_IGNORE/ MPI_STATUS_IGNORE
       COMMON /AUGUR_MPI_STATUSES_IGNORE/ MPI_STATUSES_IGNORE
       COMMON /AUGUR_MPI_ERRCODES_IGNORE/ MPI_ERRCODES_IGNORE
+      COMMON /AUGUR_MPI_UNWEIGHTED/ MPI_UNWEIGHTED
+      COMMON /AUGUR_MPI_WEIGHTS_EMPTY/ MPI_WEIGHTS_EMPTY
       EXTERNAL MPI_COMM_NULL_COPY_FN, MPI_COMM_DUP_FN
       EXTERNAL MPI_COMM_NULL_DELETE_FN
       EXTERNAL MPI_TYPE_NULL_COPY_FN, MPI_TYPE_DUP_FN
       EXTERNAL MPI_TYPE_NULL_DELETE_FN
       EXTERNAL MPI_NULL_COPY_FN, MPI_DUP_FN, MPI_NULL_DELETE_FN
+      EXTERNAL MPI_WIN_NULL_COPY_FN, MPI_WIN_DUP_FN
+      EXTERNAL MPI_WIN_NULL_DELETE_FN
   interface
     subroutine mpi_abort(comm, errorcode, ierror)
       implicit none
@@ -854,6 +859,47 @@ module mpi
       integer :: dims(*)
       integer, intent(out) :: ierror
     end subroutine mpi_dims_create
+    subroutine mpi_dist_graph_create(comm_old, n, sources, degrees, destinations, weights, info, &
+        reorder, comm_dist_graph, ierror)
+      implicit none
+      integer, intent(in) :: comm_old
+      integer, intent(in) :: n
+      integer, intent(in) :: sources(*)
+      integer, intent(in) :: degrees(*)
+      integer, intent(in) :: destinations(*)
+      integer, intent(in) :: weights(*)
+      integer, intent(in) :: info
+      logical, intent(in) :: reorder
+      integer :: comm_dist_graph
+      integer, intent(out) :: ierror
+    end subroutine mpi_dist_graph_create
+    subroutine mpi_dist_graph_create_adjacent(comm_old, indegree, sources, sourceweights, &
+        outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror)
+      implicit none
+      integer, intent(in) :: comm_old
+      integer, intent(in) :: indegree
+      integer, intent(in) :: sources(*)
+      integer, intent(in) :: sourceweights(*)
+      integer, intent(in) :: outdegree
+      integer, intent(in) :: destinations(*)
+      integer, intent(in) :: destweights(*)
+      integer, intent(in) :: info
+      logical, intent(in) :: reorder
+      integer :: comm_dist_graph
+      integer, intent(out) :: ierror
+    end subroutine mpi_dist_graph_create_adjacent
+    subroutine mpi_dist_graph_neighbors(comm, maxindegree, sources, sourceweights, maxoutdegree, &
+        destinations, destweights, ierror)
+      implicit none
+      integer, intent(in) :: comm
+      integer, intent(in) :: maxindegree
+      integer :: sources(*)
+      integer :: sourceweights(*)
+      integer, intent(in) :: maxoutdegree
+      integer :: destinations(*)
+      integer :: destweights(*)
+      integer, intent(out) :: ierror
+    end subroutine mpi_dist_graph_neighbors
     subroutine mpi_dist_graph_neighbors_count(comm, indegree, outdegree, weighted, ierror)
       implicit none
       integer, intent(in) :: comm
@@ -984,6 +1030,14 @@ module mpi
       integer, intent(in) :: win
       integer, intent(out) :: ierror
     end subroutine mpi_get_accumulate
+    subroutine mpi_get_address(location, address, ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: location
+      type(*), dimension(*) :: location
+      integer(kind=MPI_ADDRESS_KIND) :: address
+      integer, intent(out) :: ierror
+    end subroutine mpi_get_address
     subroutine mpi_get_count(status, datatype, count, ierror)
       import :: MPI_STATUS_SIZE
       implicit none
@@ -1277,6 +1331,22 @@ module mpi
       integer :: request
       integer, intent(out) :: ierror
     end subroutine mpi_ineighbor_allgather
+    subroutine mpi_ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, &
+        recvtype, comm, request, ierror)
+      implicit none
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer, intent(in) :: sendcount
+      integer, intent(in) :: sendtype
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer, intent(in) :: recvcounts(*)
+      integer, intent(in) :: displs(*)
+      integer, intent(in) :: recvtype
+      integer, intent(in) :: comm
+      integer :: request
+      integer, intent(out) :: ierror
+    end subroutine mpi_ineighbor_allgatherv
     subroutine mpi_ineighbor_alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, &
         comm, request, ierror)
       implicit none
@@ -1292,6 +1362,41 @@ module mpi
       integer :: request
       integer, intent(out) :: ierror
     end subroutine mpi_ineighbor_alltoall
+    subroutine mpi_ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, &
+        rdispls, recvtype, comm, request, ierror)
+      implicit none
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer, intent(in) :: sendcounts(*)
+      integer, intent(in) :: sdispls(*)
+      integer, intent(in) :: sendtype
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer, intent(in) :: recvcounts(*)
+      integer, intent(in) :: rdispls(*)
+      integer, intent(in) :: recvtype
+      integer, intent(in) :: comm
+      integer :: request
+      integer, intent(out) :: ierror
+    end subroutine mpi_ineighbor_alltoallv
+    subroutine mpi_ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, &
+        recvcounts, rdispls, recvtypes, comm, request, ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer, intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      integer, intent(in) :: sendtypes(*)
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer, intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      integer, intent(in) :: recvtypes(*)
+      integer, intent(in) :: comm
+      integer :: request
+      integer, intent(out) :: ierror
+    end subroutine mpi_ineighbor_alltoallw
     subroutine mpi_info_create(info, ierror)
       implicit none
       integer :: info
@@ -1611,6 +1716,23 @@ module mpi
       integer, intent(in) :: comm
       integer, intent(out) :: ierror
     end subroutine mpi_neighbor_alltoallv
+    subroutine mpi_neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, &
+        rdispls, recvtypes, comm, ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: sendbuf
+      type(*), dimension(*) :: sendbuf
+      integer, intent(in) :: sendcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: sdispls(*)
+      integer, intent(in) :: sendtypes(*)
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: recvbuf
+      type(*), dimension(*) :: recvbuf
+      integer, intent(in) :: recvcounts(*)
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: rdispls(*)
+      integer, intent(in) :: recvtypes(*)
+      integer, intent(in) :: comm
+      integer, intent(out) :: ierror
+    end subroutine mpi_neighbor_alltoallw
     subroutine mpi_op_create(user_fn, commute, op, ierror)
       implicit none
       external :: user_fn
@@ -1636,6 +1758,30 @@ module mpi
       integer, intent(in) :: comm
       integer, intent(out) :: ierror
     end subroutine mpi_pack
+    subroutine mpi_pack_external(datarep, inbuf, incount, datatype, outbuf, outsize, position, &
+        ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+      character(len=*) :: datarep
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+      type(*), dimension(*) :: inbuf
+      integer, intent(in) :: incount
+      integer, intent(in) :: datatype
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+      type(*), dimension(*) :: outbuf
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: outsize
+      integer(kind=MPI_ADDRESS_KIND) :: position
+      integer, intent(out) :: ierror
+    end subroutine mpi_pack_external
+    subroutine mpi_pack_external_size(datarep, incount, datatype, size, ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+      character(len=*) :: datarep
+      integer, intent(in) :: incount
+      integer, intent(in) :: datatype
+      integer(kind=MPI_ADDRESS_KIND) :: size
+      integer, intent(out) :: ierror
+    end subroutine mpi_pack_external_size
     subroutine mpi_pack_size(incount, datatype, comm, size, ierror)
       implicit none
       integer, intent(in) :: incount
@@ -2137,6 +2283,21 @@ module mpi
       integer, intent(in) :: comm
       integer, intent(out) :: ierror
     end subroutine mpi_unpack
+    subroutine mpi_unpack_external(datarep, inbuf, insize, position, outbuf, outcount, datatype, &
+        ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+      character(len=*) :: datarep
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: inbuf
+      type(*), dimension(*) :: inbuf
+      integer(kind=MPI_ADDRESS_KIND), intent(in) :: insize
+      integer(kind=MPI_ADDRESS_KIND) :: position
+!GCC$ ATTRIBUTES NO_ARG_CHECK :: outbuf
+      type(*), dimension(*) :: outbuf
+      integer, intent(in) :: outcount
+      integer, intent(in) :: datatype
+      integer, intent(out) :: ierror
+    end subroutine mpi_unpack_external
     subroutine mpi_wait(request, status, ierror)
       import :: MPI_STATUS_SIZE
       implicit none
@@ -2226,6 +2387,21 @@ module mpi
       integer :: win
       integer, intent(out) :: ierror
     end subroutine mpi_win_create_dynamic
+    subroutine mpi_win_create_keyval(copy_fn, delete_fn, keyval, extra_state, ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+      external :: copy_fn
+      external :: delete_fn
+      integer :: keyval
+      integer(kind=MPI_ADDRESS_KIND) :: extra_state
+      integer, intent(out) :: ierror
+    end subroutine mpi_win_create_keyval
+    subroutine mpi_win_delete_attr(win, keyval, ierror)
+      implicit none
+      integer, intent(in) :: win
+      integer, intent(in) :: keyval
+      integer, intent(out) :: ierror
+    end subroutine mpi_win_delete_attr
     subroutine mpi_win_detach(win, base, ierror)
       implicit none
       integer, intent(in) :: win
@@ -2266,6 +2442,20 @@ module mpi
       integer :: win
       integer, intent(out) :: ierror
     end subroutine mpi_win_free
+    subroutine mpi_win_free_keyval(keyval, ierror)
+      implicit none
+      integer :: keyval
+      integer, intent(out) :: ierror
+    end subroutine mpi_win_free_keyval
+    subroutine mpi_win_get_attr(win, keyval, attribute_val, flag, ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+      integer, intent(in) :: win
+      integer, intent(in) :: keyval
+      integer(kind=MPI_ADDRESS_KIND) :: attribute_val
+      logical :: flag
+      integer, intent(out) :: ierror
+    end subroutine mpi_win_get_attr
     subroutine mpi_win_get_errhandler(win, errhandler, ierror)
       implicit none
       integer, intent(in) :: win
@@ -2312,6 +2502,14 @@ module mpi
       integer, intent(in) :: win
       integer, intent(out) :: ierror
     end subroutine mpi_win_post
+    subroutine mpi_win_set_attr(win, keyval, attribute_val, ierror)
+      import :: MPI_ADDRESS_KIND
+      implicit none
+      integer, intent(in) :: win
+      integer, intent(in) :: keyval
+      integer(kind=MPI_ADDRESS_KIND) :: attribute_val
+      integer, intent(out) :: ierror
+    end subroutine mpi_win_set_attr
     subroutine mpi_win_set_errhandler(win, errhandler, ierror)
       implicit none
       integer, intent(in) :: win

@@ -17,6 +17,8 @@ MPI_Fint augur_mpi_in_place_ = 0;
 MPI_Fint augur_mpi_status_ignore_[6] = {};
 MPI_Fint augur_mpi_statuses_ignore_[6] = {};
 MPI_Fint augur_mpi_errcodes_ignore_[1] = {};
+MPI_Fint augur_mpi_unweighted_[1] = {};
+MPI_Fint augur_mpi_weights_empty_[1] = {};
 }
 
 namespace {
@@ -29,6 +31,12 @@ const void* cbuf(const void* b) {
   return b;
 }
 void* buf(void* b) { return const_cast<void*>(cbuf(b)); }
+// Distributed-graph weights: MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are common blocks too.
+int* wts(F* w) {
+  if (w == augur_mpi_unweighted_) return MPI_UNWEIGHTED;
+  if (w == augur_mpi_weights_empty_) return MPI_WEIGHTS_EMPTY;
+  return w;
+}
 MPI_Status* st(F* s) {
   if (s == augur_mpi_status_ignore_ || s == augur_mpi_statuses_ignore_) return MPI_STATUS_IGNORE;
   return reinterpret_cast<MPI_Status*>(s);  // six INTEGERs, the C layout (mpi.h)
@@ -495,6 +503,66 @@ AUGUR_F(type_get_attr, (F * t, F* keyval, A* val, F* flag, F* ierr),
 AUGUR_F(comm_delete_attr, (F * comm, F* keyval, F* ierr), PMPI_Comm_delete_attr(*comm, *keyval))
 AUGUR_F(attr_delete, (F * comm, F* keyval, F* ierr), PMPI_Attr_delete(*comm, *keyval))
 AUGUR_F(type_delete_attr, (F * t, F* keyval, F* ierr), PMPI_Type_delete_attr(*t, *keyval))
+AUGUR_F(get_address, (void* loc, A* addr, F* ierr), PMPI_Get_address(cbuf(loc), addr))
+AUGUR_F(win_create_keyval, (void* copy, void* del, F* keyval, A* extra, F* ierr),
+        fortran_keyval(Keyval::Kind::kWin, copy, del, keyval, as_ptr(*extra), Keyval::Lang::kFortran,
+                       "MPI_Win_create_keyval"))
+AUGUR_F(win_free_keyval, (F * keyval, F* ierr), PMPI_Win_free_keyval(keyval))
+AUGUR_F(win_set_attr, (F * win, F* keyval, A* val, F* ierr), PMPI_Win_set_attr(*win, *keyval, as_ptr(*val)))
+AUGUR_F(win_delete_attr, (F * win, F* keyval, F* ierr), PMPI_Win_delete_attr(*win, *keyval))
+// The predefined window attributes come back as values: the base address itself, the size (an
+// MPI_Aint in C), and the INTEGERs disp_unit, create_flavor and model.
+extern "C" void pmpi_win_get_attr_(F* win, F* keyval, A* val, F* flag, F* ierr) {
+  void* v = nullptr;
+  int f = 0;
+  *ierr = PMPI_Win_get_attr(*win, *keyval, &v, &f);
+  *flag = f;
+  if (*ierr != MPI_SUCCESS || f == 0) return;
+  switch (*keyval) {
+    case MPI_WIN_BASE: *val = static_cast<A>(reinterpret_cast<std::intptr_t>(v)); break;
+    case MPI_WIN_SIZE: *val = *static_cast<const MPI_Aint*>(v); break;
+    case MPI_WIN_DISP_UNIT:
+    case MPI_WIN_CREATE_FLAVOR:
+    case MPI_WIN_MODEL: *val = *static_cast<const int*>(v); break;
+    default: *val = static_cast<A>(reinterpret_cast<std::intptr_t>(v));
+  }
+}
+extern "C" decltype(pmpi_win_get_attr_) mpi_win_get_attr_ __attribute__((weak, alias("pmpi_win_get_attr_")));
+
+// Distributed graphs and the neighbourhood collectives that take MPI_Aint displacements.
+AUGUR_F(dist_graph_create_adjacent,
+        (F * comm, F* indeg, F* srcs, F* sw, F* outdeg, F* dsts, F* dw, F* info, F* reorder, F* nc, F* ierr),
+        PMPI_Dist_graph_create_adjacent(*comm, *indeg, srcs, wts(sw), *outdeg, dsts, wts(dw), *info, *reorder, nc))
+AUGUR_F(dist_graph_create, (F * comm, F* n, F* srcs, F* degs, F* dsts, F* w, F* info, F* reorder, F* nc, F* ierr),
+        PMPI_Dist_graph_create(*comm, *n, srcs, degs, dsts, wts(w), *info, *reorder, nc))
+AUGUR_F(dist_graph_neighbors, (F * comm, F* maxin, F* srcs, F* sw, F* maxout, F* dsts, F* dw, F* ierr),
+        PMPI_Dist_graph_neighbors(*comm, *maxin, srcs, wts(sw), *maxout, dsts, wts(dw)))
+AUGUR_F(neighbor_alltoallw, (void* sb, F* sn, A* sd, F* st_, void* rb, F* rn, A* rd, F* rt, F* comm, F* ierr),
+        PMPI_Neighbor_alltoallw(cbuf(sb), sn, sd, st_, buf(rb), rn, rd, rt, *comm))
+AUGUR_F(ineighbor_allgatherv, (void* sb, F* sn, F* st_, void* rb, F* rn, F* d, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Ineighbor_allgatherv(cbuf(sb), *sn, *st_, buf(rb), rn, d, *rt, *comm, req))
+AUGUR_F(ineighbor_alltoallv, (void* sb, F* sn, F* sd, F* st_, void* rb, F* rn, F* rd, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Ineighbor_alltoallv(cbuf(sb), sn, sd, *st_, buf(rb), rn, rd, *rt, *comm, req))
+AUGUR_F(ineighbor_alltoallw,
+        (void* sb, F* sn, A* sd, F* st_, void* rb, F* rn, A* rd, F* rt, F* comm, F* req, F* ierr),
+        PMPI_Ineighbor_alltoallw(cbuf(sb), sn, sd, st_, buf(rb), rn, rd, rt, *comm, req))
+
+// "external32" (MPI-3.1 13.5.2): sizes and positions are INTEGER(KIND=MPI_ADDRESS_KIND).
+extern "C" void pmpi_pack_external_(const char* rep, void* in, F* n, F* t, void* out, A* outsize, A* pos, F* ierr,
+                                    std::size_t rep_len) {
+  *ierr = PMPI_Pack_external(from_fortran(rep, rep_len).c_str(), cbuf(in), *n, *t, out, *outsize, pos);
+}
+extern "C" void pmpi_unpack_external_(const char* rep, void* in, A* insize, A* pos, void* out, F* n, F* t, F* ierr,
+                                      std::size_t rep_len) {
+  *ierr = PMPI_Unpack_external(from_fortran(rep, rep_len).c_str(), in, *insize, pos, buf(out), *n, *t);
+}
+extern "C" void pmpi_pack_external_size_(const char* rep, F* n, F* t, A* size, F* ierr, std::size_t rep_len) {
+  *ierr = PMPI_Pack_external_size(from_fortran(rep, rep_len).c_str(), *n, *t, size);
+}
+extern "C" decltype(pmpi_pack_external_) mpi_pack_external_ __attribute__((weak, alias("pmpi_pack_external_")));
+extern "C" decltype(pmpi_unpack_external_) mpi_unpack_external_ __attribute__((weak, alias("pmpi_unpack_external_")));
+extern "C" decltype(pmpi_pack_external_size_) mpi_pack_external_size_
+    __attribute__((weak, alias("pmpi_pack_external_size_")));
 
 // The predefined callbacks, as the Fortran procedures mpif.h declares EXTERNAL.
 extern "C" {
@@ -521,4 +589,7 @@ void mpi_null_delete_fn_(const F*, const F*, const F*, const F*, F* ierr) { *ier
 decltype(mpi_comm_null_copy_fn_) mpi_type_null_copy_fn_ __attribute__((alias("mpi_comm_null_copy_fn_")));
 decltype(mpi_comm_dup_fn_) mpi_type_dup_fn_ __attribute__((alias("mpi_comm_dup_fn_")));
 decltype(mpi_comm_null_delete_fn_) mpi_type_null_delete_fn_ __attribute__((alias("mpi_comm_null_delete_fn_")));
+decltype(mpi_comm_null_copy_fn_) mpi_win_null_copy_fn_ __attribute__((alias("mpi_comm_null_copy_fn_")));
+decltype(mpi_comm_dup_fn_) mpi_win_dup_fn_ __attribute__((alias("mpi_comm_dup_fn_")));
+decltype(mpi_comm_null_delete_fn_) mpi_win_null_delete_fn_ __attribute__((alias("mpi_comm_null_delete_fn_")));
 }

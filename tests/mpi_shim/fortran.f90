@@ -3,7 +3,8 @@
 ! MPI_IN_PLACE and MPI_STATUS(ES)_IGNORE from the common blocks, collectives checked against
 ! serial references, derived types with INTEGER(KIND=MPI_ADDRESS_KIND) strides, displacements
 ! and extents, Pack/Unpack, groups and Comm_create, cartesian shift and Cart_sub (LOGICAL
-! remain_dims), Alloc_mem/Free_mem through c_f_pointer, Wtime.
+! remain_dims), Alloc_mem/Free_mem through c_f_pointer, windows and their attributes,
+! distributed graphs and neighbourhood collectives, external32 packing, Wtime.
 program fortran_conformance
   use mpi
   use, intrinsic :: iso_c_binding, only: c_int, c_double, c_ptr, c_f_pointer
@@ -42,6 +43,8 @@ program fortran_conformance
   type(c_ptr) :: sptr
   integer, pointer :: shared(:)
   integer(kind=8) :: cnt8, one8, old8
+  integer :: dg, dg2, indeg, outdeg, nb_in(1), nb_w(1), nb_out(1), nb_w2(1), sval, rval, kv4, wrq
+  integer(kind=MPI_ADDRESS_KIND) :: apos, waddr
   pass = 0
   fail = 0
   call MPI_Init(ierr)
@@ -582,6 +585,79 @@ program fortran_conformance
   call MPI_Attr_get(MPI_COMM_WORLD, kv3, ival, flag, ierr)
   call check(ierr == MPI_SUCCESS .and. .not. flag, 'attr_delete')
   call MPI_Keyval_free(kv3, ierr)
+
+  ! Distributed graphs: a ring without weights (MPI_UNWEIGHTED from its common block), then one
+  ! edge per rank with a weight; neighbourhood alltoallw (MPI_Aint displacements), ineighbor_*v.
+  call MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 1, (/ left /), MPI_UNWEIGHTED, 1, (/ right /), &
+                                      MPI_UNWEIGHTED, MPI_INFO_NULL, .false., dg, ierr)
+  call MPI_Dist_graph_neighbors_count(dg, indeg, outdeg, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. indeg == 1 .and. outdeg == 1 .and. .not. flag, 'dist_graph_create_adjacent')
+  call MPI_Dist_graph_neighbors(dg, 1, nb_in, MPI_UNWEIGHTED, 1, nb_out, MPI_UNWEIGHTED, ierr)
+  call check(ierr == MPI_SUCCESS .and. nb_in(1) == left .and. nb_out(1) == right, 'dist_graph_neighbors')
+  sval = rank * 10 + 1
+  rval = -1
+  call MPI_Neighbor_alltoallw(sval, (/ 1 /), (/ int(0, MPI_ADDRESS_KIND) /), (/ MPI_INTEGER /), rval, (/ 1 /), &
+                              (/ int(0, MPI_ADDRESS_KIND) /), (/ MPI_INTEGER /), dg, ierr)
+  call check(ierr == MPI_SUCCESS .and. rval == left * 10 + 1, 'neighbor_alltoallw')
+  rval = -1
+  call MPI_Ineighbor_alltoallv(sval + 1, (/ 1 /), (/ 0 /), MPI_INTEGER, rval, (/ 1 /), (/ 0 /), MPI_INTEGER, dg, wrq, ierr)
+  call MPI_Wait(wrq, MPI_STATUS_IGNORE, ierr)
+  call check(ierr == MPI_SUCCESS .and. rval == left * 10 + 2, 'ineighbor_alltoallv')
+  rval = -1
+  call MPI_Ineighbor_allgatherv(sval + 2, 1, MPI_INTEGER, rval, (/ 1 /), (/ 0 /), MPI_INTEGER, dg, wrq, ierr)
+  call MPI_Wait(wrq, MPI_STATUS_IGNORE, ierr)
+  call check(ierr == MPI_SUCCESS .and. rval == left * 10 + 3, 'ineighbor_allgatherv')
+  rval = -1
+  call MPI_Ineighbor_alltoallw(sval + 3, (/ 1 /), (/ int(0, MPI_ADDRESS_KIND) /), (/ MPI_INTEGER /), rval, (/ 1 /), &
+                               (/ int(0, MPI_ADDRESS_KIND) /), (/ MPI_INTEGER /), dg, wrq, ierr)
+  call MPI_Wait(wrq, MPI_STATUS_IGNORE, ierr)
+  call check(ierr == MPI_SUCCESS .and. rval == left * 10 + 4, 'ineighbor_alltoallw')
+  call MPI_Dist_graph_create(MPI_COMM_WORLD, 1, (/ rank /), (/ 1 /), (/ right /), (/ rank + 1 /), MPI_INFO_NULL, &
+                             .false., dg2, ierr)
+  call MPI_Dist_graph_neighbors_count(dg2, indeg, outdeg, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. indeg == 1 .and. outdeg == 1 .and. flag, 'dist_graph_create, weighted')
+  call MPI_Dist_graph_neighbors(dg2, 1, nb_in, nb_w, 1, nb_out, nb_w2, ierr)
+  call check(ierr == MPI_SUCCESS .and. nb_in(1) == left .and. nb_w(1) == left + 1 .and. nb_out(1) == right &
+             .and. nb_w2(1) == rank + 1, 'dist_graph_neighbors with weights')
+  call MPI_Comm_free(dg, ierr)
+  call MPI_Comm_free(dg2, ierr)
+
+  ! Window attributes: the predefined ones as values, a keyval whose Fortran delete callback runs
+  ! at delete_attr and at win_free.
+  call MPI_Win_create(wbuf, int(16, MPI_ADDRESS_KIND), 4, MPI_INFO_NULL, MPI_COMM_WORLD, win, ierr)
+  call MPI_Win_get_attr(win, MPI_WIN_SIZE, aval, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. aval == 16, 'win_get_attr(MPI_WIN_SIZE)')
+  call MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, aval, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. aval == 4, 'win_get_attr(MPI_WIN_DISP_UNIT)')
+  call MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, aval, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. aval == MPI_WIN_FLAVOR_CREATE, 'win_get_attr(MPI_WIN_CREATE_FLAVOR)')
+  call MPI_Win_get_attr(win, MPI_WIN_BASE, aval, flag, ierr)
+  call MPI_Get_address(wbuf, waddr, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. aval == waddr, 'win_get_attr(MPI_WIN_BASE) is the address')
+  call MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, count_delete, kv4, int(5, MPI_ADDRESS_KIND), ierr)
+  call MPI_Win_set_attr(win, kv4, int(100, MPI_ADDRESS_KIND), ierr)
+  call MPI_Win_get_attr(win, kv4, aval, flag, ierr)
+  call check(ierr == MPI_SUCCESS .and. flag .and. aval == 100, 'win_set_attr, win_get_attr')
+  ndeleted = 0
+  call MPI_Win_delete_attr(win, kv4, ierr)
+  call check(ierr == MPI_SUCCESS .and. ndeleted == 1 .and. lastdel == 105, 'win_delete_attr calls the callback')
+  call MPI_Win_set_attr(win, kv4, int(7, MPI_ADDRESS_KIND), ierr)
+  call MPI_Win_free(win, ierr)
+  call check(ierr == MPI_SUCCESS .and. ndeleted == 2 .and. lastdel == 12, 'win_free deletes the attribute')
+  call MPI_Win_free_keyval(kv4, ierr)
+  call check(ierr == MPI_SUCCESS .and. kv4 == MPI_KEYVAL_INVALID, 'win_free_keyval')
+
+  ! "external32": big-endian INTEGERs, positions in INTEGER(KIND=MPI_ADDRESS_KIND).
+  call MPI_Pack_external_size('external32', 3, MPI_INTEGER, asize, ierr)
+  call check(ierr == MPI_SUCCESS .and. asize == 12, 'pack_external_size')
+  apos = 0
+  call MPI_Pack_external('external32', (/ 1, 256, -2 /), 3, MPI_INTEGER, pbuf, int(256, MPI_ADDRESS_KIND), apos, ierr)
+  call check(ierr == MPI_SUCCESS .and. apos == 12 .and. all(pbuf(1:8) == int((/ 0, 0, 0, 1, 0, 0, 1, 0 /), 1)) &
+             .and. all(pbuf(9:12) == int((/ -1, -1, -1, -2 /), 1)), 'pack_external is big-endian')
+  apos = 0
+  kbuf = 0
+  call MPI_Unpack_external(' external32 ', pbuf, int(12, MPI_ADDRESS_KIND), apos, kbuf, 3, MPI_INTEGER, ierr)
+  call check(ierr == MPI_SUCCESS .and. apos == 12 .and. all(kbuf == (/ 1, 256, -2 /)), 'unpack_external')
 
   call check(MPI_Wtime() >= t0, 'wtime')
 
