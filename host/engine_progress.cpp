@@ -20,7 +20,8 @@ Status Engine::progress() {
   AUGUR_RETURN_IF_ERROR(progress_once());  // called directly: this is every poll of an MPI wait loop
   return driver_.after_round();
 }
-Status Engine::relax(int max_ms) { return driver_.relax(max_ms, idle()); }
+// Assisted, idle() is the assist thread's state (and relax only yields then): not read.
+Status Engine::relax(int max_ms) { return driver_.relax(max_ms, driver_.assisted() || idle()); }
 
 Status Engine::start_assist() {
   AUGUR_ASSIGN_OR_RETURN(placement_, choose_assist_core(ctx_->name(), cfg_.assist_core));
