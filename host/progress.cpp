@@ -57,6 +57,7 @@ void ProgressDriver::wait_for_flag(const std::atomic<bool>& flag) const {
 void ProgressDriver::wake_waiters() {
   if (completions_ == notified_) return;
   notified_ = completions_;
+  epoch_.fetch_add(1, std::memory_order_seq_cst);  // Dekker with sleep_past, as the flags
   // Done flags were stored seq_cst: a waiter that registered too late to be seen here sees them.
   if (sleepers_.load(std::memory_order_seq_cst) == 0) return;
   std::lock_guard lock(sleep_mu_);  // so that no waiter checks its flag and sleeps in between
@@ -116,6 +117,37 @@ void ProgressDriver::assist_sleep(int timeout_ms) {
 void ProgressDriver::keep_assist_error(const Status& st) {
   std::lock_guard lock(assist_error_mu_);
   if (assist_error_.ok()) assist_error_ = st;  // the first is the cause; the rest follow from it
+  ++completions_;  // a sleeping waiter wakes to take it (wake_waiters follows)
+}
+
+bool ProgressDriver::relax_assisted(std::uint64_t seen) {
+  if (cfg_.wait == WaitPolicy::kSpin) {
+    yield_if_oversubscribed();
+    return false;
+  }
+  if (seen != relax_epoch_) {  // something completed since the last call: spin again
+    relax_epoch_ = seen;
+    relax_idle_since_ = Clock::time_point{};
+    relax_idle_calls_ = 0;
+  }
+  if (cfg_.wait == WaitPolicy::kBlock) return true;
+  if (++relax_idle_calls_ % relax_every_ != 0) {
+    yield_if_oversubscribed();
+    return false;
+  }
+  const auto now = Clock::now();
+  if (relax_idle_since_ == Clock::time_point{}) relax_idle_since_ = now;
+  return now - relax_idle_since_ >= spin();
+}
+
+void ProgressDriver::sleep_past(std::uint64_t seen, int timeout_ms) const {
+  sleepers_.fetch_add(1, std::memory_order_seq_cst);  // Dekker with wake_waiters, all seq_cst
+  {
+    std::unique_lock lock(sleep_mu_);
+    sleep_cv_.wait_for(lock, std::chrono::milliseconds(std::min(timeout_ms, static_cast<int>(cfg_.keepalive_ms))),
+                       [&] { return epoch_.load(std::memory_order_seq_cst) != seen; });
+  }
+  sleepers_.fetch_sub(1, std::memory_order_seq_cst);
 }
 
 Status ProgressDriver::wait_assisted(const RequestPtr& r, int timeout_ms) {

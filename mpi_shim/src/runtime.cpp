@@ -350,16 +350,35 @@ void yield() {
   std::this_thread::yield();
   g_lock.lock();
 }
+void unlocked(const std::function<void()>& f) {
+  if (!t_holding) {
+    f();
+    return;
+  }
+  g_lock.unlock();
+  f();
+  g_lock.lock();
+}
 }  // namespace threads
 
-Err relax() {
+std::uint64_t completion_epoch() { return S().engine->completion_epoch(); }
+
+Err relax(std::uint64_t seen) {
   // Several threads: the engine is not for sleeping in while the lock is held, and another
   // thread may be about to send what this one waits for. Spin, yielding the lock.
   if (threads::g_multiple.load(std::memory_order_relaxed)) {
     threads::yield();
     return ok();
   }
-  Status st = S().engine->relax(1000);
+  host::Engine& e = *S().engine;
+  if (e.assisted() && seen != kNoEpoch) {
+    // The assist thread makes progress: spin a while, then sleep until it completes something,
+    // without the library's lock (it steps nonblocking collectives meanwhile). Without an epoch
+    // (a probe, a lock word: what is awaited completes no request) Engine::relax only yields.
+    if (e.relax_assisted(seen)) threads::unlocked([&] { e.sleep_past(seen, 1000); });
+    return ok();
+  }
+  Status st = e.relax(1000);
   return st.ok() ? ok() : from_status(st);
 }
 

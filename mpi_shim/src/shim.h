@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <thread>
@@ -253,6 +254,7 @@ bool enter();  // true if this call took the lock (the thread's outermost entry)
 bool try_enter();  // the assist thread: takes the lock if it is free (it never holds it already)
 void leave();
 void yield();  // lets the other threads in for a moment (if this thread holds the lock)
+void unlocked(const std::function<void()>& f);  // runs f without the lock (if this thread holds it)
 }  // namespace threads
 
 class EntryGuard {
@@ -369,16 +371,22 @@ Err progress_once();
 // Moves the nonblocking collectives on (progress_once, and the assist thread's background work).
 void step_colls();
 // After a round of progress that did not finish what a wait loop waits for: yields, or sleeps
-// until the next completion, as AUGUR_WAIT / AUGUR_SPIN_US say (host::Engine::relax).
-Err relax();
+// until the next completion, as AUGUR_WAIT / AUGUR_SPIN_US say (host::Engine::relax). With an
+// assist thread a wait loop passes the completion epoch it read before checking its condition
+// (completion_epoch()) and sleeps, without the library's lock, until the epoch moves; a loop that
+// waits for something else (a probe, a lock word) passes kNoEpoch and only yields.
+constexpr std::uint64_t kNoEpoch = ~std::uint64_t{0};
+std::uint64_t completion_epoch();
+Err relax(std::uint64_t seen = kNoEpoch);
 // The shim's one wait loop: progress until done() holds, relaxing between rounds, so every
 // blocking MPI call waits as AUGUR_WAIT says. Returns the first error progress meets.
 template <typename Done>
 Err wait_until(Done&& done) {
   while (!done()) {
     if (Err e = progress_once(); !e.ok()) return e;
+    const std::uint64_t seen = completion_epoch();  // before the check: a completion after it moves the epoch
     if (done()) break;
-    if (Err e = relax(); !e.ok()) return e;
+    if (Err e = relax(seen); !e.ok()) return e;
   }
   return ok();
 }

@@ -95,6 +95,15 @@ class ProgressDriver {
   // The target finished a request (or set a flag): waiters are woken after the round.
   void note_completion() noexcept { ++completions_; }
 
+  // Assisted, for a wait loop of the layer above (the MPI shim's) that waits for the assist
+  // thread: read the epoch before checking the condition waited for, then relax_assisted(seen):
+  // it yields while AUGUR_WAIT says spin (AUGUR_SPIN_US since the epoch last moved, for hybrid),
+  // then returns true: the caller may let go of its own locks and sleep_past(seen). The epoch
+  // moves after every round of the assist thread that completed something or found an error.
+  [[nodiscard]] std::uint64_t completion_epoch() const noexcept { return epoch_.load(std::memory_order_seq_cst); }
+  bool relax_assisted(std::uint64_t seen);
+  void sleep_past(std::uint64_t seen, int timeout_ms) const;
+
   // Until `r` is done or `timeout_ms` passes (kTimeout); returns r's status.
   Status wait(const RequestPtr& r, int timeout_ms);
   // Engine::progress is these two around its own round (a direct call: an MPI wait loop polls
@@ -158,6 +167,8 @@ class ProgressDriver {
   UniqueFd wake_fd_;                      // eventfd: a command for a sleeping assist thread
   std::uint64_t completions_ = 0;         // requests finished (assist thread)
   std::uint64_t notified_ = 0;
+  std::atomic<std::uint64_t> epoch_{0};   // moves when waiters are woken (completion_epoch)
+  std::uint64_t relax_epoch_ = 0;         // relax_assisted: the epoch its spin started at
   mutable std::mutex sleep_mu_;           // application threads sleeping on their requests
   mutable std::condition_variable sleep_cv_;
   mutable std::atomic<int> sleepers_{0};
