@@ -140,14 +140,16 @@ bool ProgressDriver::relax_assisted(std::uint64_t seen) {
   return now - relax_idle_since_ >= spin();
 }
 
-void ProgressDriver::sleep_past(std::uint64_t seen, int timeout_ms) const {
+bool ProgressDriver::sleep_past(std::uint64_t seen, int timeout_ms) const {
   sleepers_.fetch_add(1, std::memory_order_seq_cst);  // Dekker with wake_waiters, all seq_cst
+  bool moved = false;
   {
     std::unique_lock lock(sleep_mu_);
-    sleep_cv_.wait_for(lock, std::chrono::milliseconds(std::min(timeout_ms, static_cast<int>(cfg_.keepalive_ms))),
-                       [&] { return epoch_.load(std::memory_order_seq_cst) != seen; });
+    moved = sleep_cv_.wait_for(lock, std::chrono::milliseconds(std::min(timeout_ms, static_cast<int>(cfg_.keepalive_ms))),
+                               [&] { return epoch_.load(std::memory_order_seq_cst) != seen; });
   }
   sleepers_.fetch_sub(1, std::memory_order_seq_cst);
+  return moved;
 }
 
 Status ProgressDriver::wait_assisted(const RequestPtr& r, int timeout_ms) {

@@ -198,5 +198,42 @@ TEST(Progress, TheAssistThreadRunsCommandsWakesWaitersAndReportsItsErrors) {
   EXPECT_GE(t.background.load(), 50);
 }
 
+TEST(Progress, AnAssistedWaiterSpinsAsThePolicySaysThenSleepsUntilTheEpochMoves) {
+  FakeTarget t;
+  ProgressDriver d(t, {.wait = WaitPolicy::kHybrid, .spin_us = 0, .keepalive_ms = 60'000});
+  t.driver = &d;
+  ASSERT_TRUE(d.start_assist(Placement{.core = 0, .cpus = "0", .device_placed = false, .why = "test"}, 0).ok());
+  // Hybrid with no spin: sleepy once the clock has been read twice (the first read starts it).
+  const std::uint64_t seen = d.completion_epoch();
+  bool sleepy = false;
+  for (int i = 0; i < 1000 && !sleepy; ++i) sleepy = d.relax_assisted(seen);
+  EXPECT_TRUE(sleepy);
+  // A completion on the assist thread (a command it runs) moves the epoch and wakes the sleeper;
+  // were the wake lost, the sleep would last the 60 s keepalive and return false.
+  for (int i = 0; i < 20; ++i) {
+    const std::uint64_t before = d.completion_epoch();
+    std::atomic<bool> set{false};
+    auto* f = new Flag;
+    f->set = &set;
+    d.enqueue(f);
+    EXPECT_TRUE(d.sleep_past(before, 60'000));
+    EXPECT_NE(d.completion_epoch(), before);
+    EXPECT_TRUE(set.load());
+  }
+  // Nothing completes: the sleep ends at its timeout, the epoch unmoved.
+  const std::uint64_t quiet = d.completion_epoch();
+  EXPECT_FALSE(d.sleep_past(quiet, 20));
+  d.stop_assist();
+}
+
+TEST(Progress, AnAssistedSpinWaiterNeverSleepsAndABlockingOneAlways) {
+  FakeTarget t;
+  ProgressDriver spin(t, {.wait = WaitPolicy::kSpin, .spin_us = 0, .keepalive_ms = 60'000});
+  for (int i = 0; i < 1000; ++i) ASSERT_FALSE(spin.relax_assisted(0));
+  ProgressDriver block(t, {.wait = WaitPolicy::kBlock, .spin_us = 1000, .keepalive_ms = 60'000});
+  EXPECT_TRUE(block.relax_assisted(0));
+  EXPECT_TRUE(block.relax_assisted(1));
+}
+
 }  // namespace
 }  // namespace augur::host

@@ -177,7 +177,7 @@ class Engine final : private ProgressTarget {
   [[nodiscard]] bool assisted() const noexcept { return driver_.assisted(); }
   [[nodiscard]] std::uint64_t completion_epoch() const noexcept { return driver_.completion_epoch(); }
   bool relax_assisted(std::uint64_t seen) { return driver_.relax_assisted(seen); }
-  void sleep_past(std::uint64_t seen, int timeout_ms) const { driver_.sleep_past(seen, timeout_ms); }
+  bool sleep_past(std::uint64_t seen, int timeout_ms) const { return driver_.sleep_past(seen, timeout_ms); }
   // MPI_Iprobe: envelope and length of the earliest matching unexpected message, if any.
   Result<bool> iprobe(int source, std::int32_t tag, std::uint32_t context, Request* out);
   // MPI_Improbe: takes the earliest matching unexpected message out of matching, so that only

@@ -102,7 +102,7 @@ class ProgressDriver {
   // moves after every round of the assist thread that completed something or found an error.
   [[nodiscard]] std::uint64_t completion_epoch() const noexcept { return epoch_.load(std::memory_order_seq_cst); }
   bool relax_assisted(std::uint64_t seen);
-  void sleep_past(std::uint64_t seen, int timeout_ms) const;
+  bool sleep_past(std::uint64_t seen, int timeout_ms) const;  // true: the epoch moved
 
   // Until `r` is done or `timeout_ms` passes (kTimeout); returns r's status.
   Status wait(const RequestPtr& r, int timeout_ms);
