@@ -63,6 +63,33 @@ inline void mpi_start(int& argc, char**& argv, int& rank, int& size) {
   MPI_Comm_size(MPI_COMM_WORLD, &size);
 }
 
+// The options the MPI benchmarks share, where each keeps them (null: not an option of it).
+struct CommonOptions {
+  int* iters = nullptr;
+  int* rounds = nullptr;
+  int* warmup = nullptr;
+  std::vector<std::size_t>* sizes = nullptr;
+};
+
+// Reads one shared option at argv[i] (i moves past its value): false if argv[i] is not one of
+// them; `bad` is set if its value is not valid.
+inline bool common_option(int argc, char** argv, int& i, const CommonOptions& o, bool& bad) {
+  const std::string a = argv[i];
+  if (i + 1 >= argc) return false;
+  int* n = a == "--iters" ? o.iters : a == "--rounds" ? o.rounds : a == "--warmup" ? o.warmup : nullptr;
+  if (n != nullptr) {
+    *n = std::atoi(argv[++i]);
+    return true;
+  }
+  if (a == "--sizes" && o.sizes != nullptr) {
+    bool ok = true;
+    *o.sizes = parse_sizes(argv[++i], ok);
+    bad = bad || !ok;
+    return true;
+  }
+  return false;
+}
+
 // Rank 0 prints the usage; every rank leaves MPI; the exit status for a bad command line.
 inline int mpi_usage(int rank, const char* usage) {
   if (rank == 0) std::fputs(usage, stderr);

@@ -150,18 +150,14 @@ int main(int argc, char** argv) {
   perf::mpi_start(argc, argv, rank, size);
   Options opt;
   bool bad = size != 2;
+  const perf::CommonOptions common{.rounds = &opt.rounds, .sizes = &opt.sizes};
   for (int i = 1; i < argc && !bad; ++i) {
+    if (perf::common_option(argc, argv, i, common, bad)) continue;
     const std::string a = argv[i];
     if (a == "--window" && i + 1 < argc) {
       opt.window = std::atoi(argv[++i]);
-    } else if (a == "--rounds" && i + 1 < argc) {
-      opt.rounds = std::atoi(argv[++i]);
     } else if (a == "--bytes" && i + 1 < argc) {
       opt.bytes = std::strtoull(argv[++i], nullptr, 10);
-    } else if (a == "--sizes" && i + 1 < argc) {
-      bool ok = true;
-      opt.sizes = perf::parse_sizes(argv[++i], ok);
-      bad = !ok;
     } else {
       bad = true;
     }

@@ -119,20 +119,11 @@ int main(int argc, char** argv) {
   perf::mpi_start(argc, argv, rank, size);
   Options opt;
   bool bad = size != 2;
+  const perf::CommonOptions common{&opt.iters, &opt.rounds, &opt.warmup, &opt.sizes};
   for (int i = 1; i < argc && !bad; ++i) {
-    const std::string a = argv[i];
-    if (a == "--iters" && i + 1 < argc) {
-      opt.iters = std::atoi(argv[++i]);
-    } else if (a == "--rounds" && i + 1 < argc) {
-      opt.rounds = std::atoi(argv[++i]);
-    } else if (a == "--warmup" && i + 1 < argc) {
-      opt.warmup = std::atoi(argv[++i]);
-    } else if (a == "--isend") {
+    if (perf::common_option(argc, argv, i, common, bad)) continue;
+    if (std::string(argv[i]) == "--isend") {
       opt.isend = true;
-    } else if (a == "--sizes" && i + 1 < argc) {
-      bool ok = true;
-      opt.sizes = perf::parse_sizes(argv[++i], ok);
-      bad = !ok;
     } else {
       bad = true;
     }

@@ -154,29 +154,12 @@ int main(int argc, char** argv) {
   perf::mpi_start(argc, argv, rank, size);
   Options opt;
   bool bad = size != 2;
-  for (int i = 1; i < argc && !bad; ++i) {
-    const std::string a = argv[i];
-    if (a == "--iters" && i + 1 < argc) {
-      opt.iters = std::atoi(argv[++i]);
-    } else if (a == "--rounds" && i + 1 < argc) {
-      opt.rounds = std::atoi(argv[++i]);
-    } else if (a == "--warmup" && i + 1 < argc) {
-      opt.warmup = std::atoi(argv[++i]);
-    } else if (a == "--sizes" && i + 1 < argc) {
-      bool ok = true;
-      opt.sizes = perf::parse_sizes(argv[++i], ok);
-      bad = !ok;
-    } else {
-      bad = true;
-    }
-  }
+  const perf::CommonOptions common{&opt.iters, &opt.rounds, &opt.warmup, &opt.sizes};
+  for (int i = 1; i < argc && !bad; ++i) bad = !perf::common_option(argc, argv, i, common, bad) || bad;
   bad = bad || opt.iters < 1 || opt.rounds < 1 || opt.warmup < 0;
   if (bad) {
-    if (rank == 0) {
-      std::fprintf(stderr, "usage: augurrun -n 2 augur-perf-mpi-rma [--iters N] [--rounds R] [--sizes a,b,c] [--warmup W]\n");
-    }
-    MPI_Finalize();
-    return 2;
+    return perf::mpi_usage(rank, "usage: augurrun -n 2 augur-perf-mpi-rma [--iters N] [--rounds R] [--sizes a,b,c] [--warmup W]\n"
+                                 "(2 ranks; --iters, --rounds >= 1, --warmup >= 0; sizes in [1, 64 MiB])\n");
   }
   const int rc = run(opt, rank);
   MPI_Finalize();
