@@ -40,12 +40,7 @@ void Engine::enqueue(Command::Kind kind, Command::Op op) const {
   driver_.enqueue(c);
 }
 
-void Engine::call_in_assist(const std::function<void()>& f) const {
-  // On the assist thread itself (the background work of the layer above): it cannot wait for itself.
-  if (!driver_.assisted() || ProgressDriver::on_assist_thread()) {
-    f();
-    return;
-  }
+void Engine::queue_call(const std::function<void()>& f) const {
   std::atomic<bool> done{false};
   auto* c = new Command;
   c->call = f;

@@ -29,8 +29,7 @@ Result<std::unique_ptr<nic::MemoryRegion>> Engine::expose(void* addr, std::size_
   return out;
 }
 
-Result<RequestPtr> Engine::rma(int peer, RmaOp op, void* local, std::size_t len, RmaTarget to, std::uint64_t operand,
-                               std::uint64_t swap) {
+Status Engine::check_rma(int peer, RmaOp op, const void* local, std::size_t len, RmaTarget to) const {
   if (peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "target rank " + std::to_string(peer));
   const bool atomic = op == RmaOp::kFetchAdd || op == RmaOp::kCompareSwap;
   if (atomic && (len != 8 || to.addr % 8 != 0)) {
@@ -41,6 +40,12 @@ Result<RequestPtr> Engine::rma(int peer, RmaOp op, void* local, std::size_t len,
   if (peer != rank_ && dead_[static_cast<std::size_t>(peer)].load(std::memory_order_acquire)) {
     return Status(Code::kPeerFailure, "rank " + std::to_string(peer) + " is gone");
   }
+  return Status::Ok();
+}
+
+Result<RequestPtr> Engine::rma(int peer, RmaOp op, void* local, std::size_t len, RmaTarget to, std::uint64_t operand,
+                               std::uint64_t swap) {
+  AUGUR_RETURN_IF_ERROR(check_rma(peer, op, local, len, to));
   auto req = std::make_shared<Request>();
   req->source = peer;
   req->length = len;
@@ -55,6 +60,16 @@ Result<RequestPtr> Engine::rma(int peer, RmaOp op, void* local, std::size_t len,
   return req;
 }
 
+Status Engine::rma_untracked(int peer, RmaOp op, void* local, std::size_t len, RmaTarget to) {
+  if (op != RmaOp::kPut && op != RmaOp::kGet) return Status(Code::kInvalidArgument, "only puts and gets go untracked");
+  AUGUR_RETURN_IF_ERROR(check_rma(peer, op, local, len, to));
+  if (len == 0) return Status::Ok();
+  rma_pending_[static_cast<std::size_t>(peer)].fetch_add(1, std::memory_order_acq_rel);
+  Status st;
+  call_in_assist([&] { st = start_rma(peer, {nullptr, op, local, len, to, 0, 0}); });
+  return st;
+}
+
 Status Engine::start_rma(int peer, RmaStart op) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   switch (op.op) {
@@ -65,8 +80,17 @@ Status Engine::start_rma(int peer, RmaStart op) {
   if (peer == rank_ && !self_qp_) {
     if (Status st = open_self_rma(); !st.ok()) {
       rma_pending_[static_cast<std::size_t>(peer)].fetch_sub(1, std::memory_order_acq_rel);
-      finish(*op.req, Path::kNone, st);
+      if (op.req) finish(*op.req, Path::kNone, st);
       return st;
+    }
+  }
+  // Nothing queued ahead and room on the send queue: post now, without a trip through the queue.
+  if (p.rma_queue.empty() && p.rma_in_flight < Channel::kMaxRma) {
+    Result<bool> posted = post_rma(peer, op);
+    if (posted.ok() && *posted) return Status::Ok();
+    if (!posted.ok()) {  // as a failure from the queue: it stays queued, and progress fails the peer
+      p.rma_queue.push_back(std::move(op));
+      return posted.status();
     }
   }
   p.rma_queue.push_back(std::move(op));
@@ -93,100 +117,118 @@ Status Engine::open_self_rma() {
 Status Engine::post_rmas(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   while (!p.rma_queue.empty() && p.rma_in_flight < Channel::kMaxRma) {
-    RmaStart& op = p.rma_queue.front();
-    const bool atomic = op.op == RmaOp::kFetchAdd || op.op == RmaOp::kCompareSwap;
-    if (atomic && !rma_words_) {
-      rma_words_ = std::make_unique<std::uint64_t[]>(kRmaWords);
-      AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion mr, nic::MemoryRegion::register_memory(
-                                                       *pd_, rma_words_.get(), kRmaWords * sizeof(std::uint64_t),
-                                                       nic::kLocalWrite));
-      rma_words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(mr));
-      for (std::int32_t w = kRmaWords - 1; w >= 0; --w) rma_free_words_.push_back(w);
-    }
-    if (atomic && rma_free_words_.empty()) return Status::Ok();  // an atomic completes first
-    auto fl = std::make_unique<RmaInFlight>();
-    fl->req = op.req;
-    fl->peer = peer;
-    nic::Sge sge{reinterpret_cast<std::uintptr_t>(op.local), static_cast<std::uint32_t>(op.len), 0};
-    nic::SendRequest wr;
-    wr.remote_addr = op.to.addr;
-    wr.rkey = op.to.rkey;
-    switch (op.op) {
-      case RmaOp::kPut: {
-        wr.op = nic::SendOp::kRdmaWrite;
-        // Small puts go inline: no registration, and the buffer is free once posted.
-        wr.inline_data = op.len <= Channel::kInlineBytes;
-        if (!wr.inline_data) {
-          AUGUR_ASSIGN_OR_RETURN(fl->pin, send_cache_->acquire(op.local, op.len));
-          sge.lkey = fl->pin.lkey();
-        }
-        break;
+    AUGUR_ASSIGN_OR_RETURN(bool posted, post_rma(peer, p.rma_queue.front()));
+    if (!posted) return Status::Ok();  // an atomic completes first
+    p.rma_queue.pop_front();
+  }
+  return Status::Ok();
+}
+
+Result<bool> Engine::post_rma(int peer, RmaStart& op) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  const bool atomic = op.op == RmaOp::kFetchAdd || op.op == RmaOp::kCompareSwap;
+  if (atomic && !rma_words_) {
+    rma_words_ = std::make_unique<std::uint64_t[]>(kRmaWords);
+    AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion mr, nic::MemoryRegion::register_memory(
+                                                     *pd_, rma_words_.get(), kRmaWords * sizeof(std::uint64_t),
+                                                     nic::kLocalWrite));
+    rma_words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(mr));
+    for (std::int32_t w = kRmaWords - 1; w >= 0; --w) rma_free_words_.push_back(w);
+  }
+  if (atomic && rma_free_words_.empty()) return false;
+  // The in-flight record: a free one again (they stay allocated), else a new one.
+  std::uint32_t cookie;
+  if (rma_free_.empty()) {
+    cookie = static_cast<std::uint32_t>(rma_ops_.size());
+    rma_ops_.push_back(std::make_unique<RmaInFlight>());
+  } else {
+    cookie = rma_free_.back();
+    rma_free_.pop_back();
+  }
+  RmaInFlight& fl = *rma_ops_[cookie];
+  auto give_back = [&] {
+    if (fl.word >= 0) rma_free_words_.push_back(fl.word);
+    fl = RmaInFlight{};
+    rma_free_.push_back(cookie);
+  };
+  nic::Sge sge{reinterpret_cast<std::uintptr_t>(op.local), static_cast<std::uint32_t>(op.len), 0};
+  nic::SendRequest wr;
+  wr.remote_addr = op.to.addr;
+  wr.rkey = op.to.rkey;
+  Status st;
+  switch (op.op) {
+    case RmaOp::kPut: {
+      wr.op = nic::SendOp::kRdmaWrite;
+      // Small puts go inline: no registration, and the buffer is free once posted.
+      wr.inline_data = op.len <= Channel::kInlineBytes;
+      if (!wr.inline_data) {
+        Result<nic::RegCache::Handle> pin = send_cache_->acquire(op.local, op.len);
+        if (!pin.ok()) st = pin.status();
+        else fl.pin = std::move(*pin);
+        sge.lkey = fl.pin.lkey();
       }
-      case RmaOp::kGet: {
-        wr.op = nic::SendOp::kRdmaRead;
-        AUGUR_ASSIGN_OR_RETURN(fl->pin, recv_cache_->acquire(op.local, op.len));
-        sge.lkey = fl->pin.lkey();
-        break;
-      }
-      case RmaOp::kFetchAdd:
-      case RmaOp::kCompareSwap:
-        wr.op = op.op == RmaOp::kFetchAdd ? nic::SendOp::kFetchAdd : nic::SendOp::kCompareSwap;
-        wr.compare_add = op.operand;
-        wr.swap = op.swap;
-        fl->word = rma_free_words_.back();
-        rma_free_words_.pop_back();
-        fl->result = static_cast<std::uint64_t*>(op.local);
-        sge = {reinterpret_cast<std::uintptr_t>(&rma_words_[static_cast<std::size_t>(fl->word)]), 8, rma_words_mr_->lkey()};
-        break;
+      break;
     }
+    case RmaOp::kGet: {
+      wr.op = nic::SendOp::kRdmaRead;
+      Result<nic::RegCache::Handle> pin = recv_cache_->acquire(op.local, op.len);
+      if (!pin.ok()) st = pin.status();
+      else fl.pin = std::move(*pin);
+      sge.lkey = fl.pin.lkey();
+      break;
+    }
+    case RmaOp::kFetchAdd:
+    case RmaOp::kCompareSwap:
+      wr.op = op.op == RmaOp::kFetchAdd ? nic::SendOp::kFetchAdd : nic::SendOp::kCompareSwap;
+      wr.compare_add = op.operand;
+      wr.swap = op.swap;
+      fl.word = rma_free_words_.back();
+      rma_free_words_.pop_back();
+      fl.result = static_cast<std::uint64_t*>(op.local);
+      sge = {reinterpret_cast<std::uintptr_t>(&rma_words_[static_cast<std::size_t>(fl.word)]), 8, rma_words_mr_->lkey()};
+      break;
+  }
+  if (st.ok()) {
     wr.sges = {&sge, 1};
-    std::uint32_t cookie;
-    if (rma_free_.empty()) {
-      cookie = static_cast<std::uint32_t>(rma_ops_.size());
-      rma_ops_.emplace_back();
-    } else {
-      cookie = rma_free_.back();
-      rma_free_.pop_back();
-    }
-    Status st;
     if (peer == rank_) {
       wr.wr_id = std::uint64_t{Channel::kRmaKind} << 32 | cookie;
       st = self_qp_->post_send(wr);
     } else {
       st = p.ch->post_rma(cookie, wr);
     }
-    if (!st.ok()) {
-      if (fl->word >= 0) rma_free_words_.push_back(fl->word);
-      rma_free_.push_back(cookie);
-      return st.context("one-sided operation to rank " + std::to_string(peer));
-    }
-    rma_ops_[cookie] = std::move(fl);
-    ++p.rma_in_flight;
-    p.rma_queue.pop_front();
   }
-  return Status::Ok();
+  if (!st.ok()) {
+    give_back();
+    return st.context("one-sided operation to rank " + std::to_string(peer));
+  }
+  fl.req = std::move(op.req);
+  fl.peer = peer;
+  ++p.rma_in_flight;
+  return true;
 }
 
 Status Engine::on_rma_done(int peer, const nic::Completion& c) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   const auto cookie = static_cast<std::uint32_t>(c.wr_id & 0xffffffffu);
-  if (cookie >= rma_ops_.size() || !rma_ops_[cookie]) return Status(Code::kInternal, "completion of an unknown RMA");
-  std::unique_ptr<RmaInFlight> fl = std::move(rma_ops_[cookie]);
+  if (cookie >= rma_ops_.size() || rma_ops_[cookie]->peer < 0) return Status(Code::kInternal, "completion of an unknown RMA");
+  RmaInFlight& fl = *rma_ops_[cookie];
+  RequestPtr req = std::move(fl.req);
+  if (fl.word >= 0) {
+    if (c.ok()) std::memcpy(fl.result, &rma_words_[static_cast<std::size_t>(fl.word)], sizeof(std::uint64_t));
+    rma_free_words_.push_back(fl.word);
+  }
+  fl = RmaInFlight{};  // the local buffer's pin goes
   rma_free_.push_back(cookie);
   --p.rma_in_flight;
-  if (fl->word >= 0) {
-    if (c.ok()) std::memcpy(fl->result, &rma_words_[static_cast<std::size_t>(fl->word)], sizeof(std::uint64_t));
-    rma_free_words_.push_back(fl->word);
-  }
   rma_pending_[static_cast<std::size_t>(peer)].fetch_sub(1, std::memory_order_acq_rel);
   if (!c.ok()) {
     // An access error (a key or range the target never exposed) breaks the connection: the
     // caller fails the peer with this status and everything else in flight to it.
     Status st = c.status().context("one-sided operation on rank " + std::to_string(peer));
-    finish(*fl->req, Path::kNone, st);
+    if (req) finish(*req, Path::kNone, st);
     return st;
   }
-  finish(*fl->req, Path::kOneSided);
+  if (req) finish(*req, Path::kOneSided);
   return Status::Ok();  // queued operations go at the end of this progress round (progress_once)
 }
 
@@ -195,17 +237,18 @@ void Engine::fail_rmas(int peer, const Status& why) {
   auto& pending = rma_pending_[static_cast<std::size_t>(peer)];
   for (RmaStart& op : p.rma_queue) {
     pending.fetch_sub(1, std::memory_order_acq_rel);
-    finish(*op.req, Path::kNone, why);
+    if (op.req) finish(*op.req, Path::kNone, why);
   }
   p.rma_queue.clear();
   for (std::size_t cookie = 0; cookie < rma_ops_.size(); ++cookie) {
-    std::unique_ptr<RmaInFlight>& fl = rma_ops_[cookie];
-    if (!fl || fl->peer != peer) continue;
-    if (fl->word >= 0) rma_free_words_.push_back(fl->word);
+    RmaInFlight& fl = *rma_ops_[cookie];
+    if (fl.peer != peer) continue;
+    if (fl.word >= 0) rma_free_words_.push_back(fl.word);
     pending.fetch_sub(1, std::memory_order_acq_rel);
-    finish(*fl->req, Path::kNone, why);
-    fl.reset();
+    RequestPtr req = std::move(fl.req);
+    fl = RmaInFlight{};
     rma_free_.push_back(static_cast<std::uint32_t>(cookie));
+    if (req) finish(*req, Path::kNone, why);
   }
   p.rma_in_flight = 0;
 }

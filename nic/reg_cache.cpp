@@ -65,7 +65,7 @@ Result<RegCache::Handle> RegCache::acquire(const void* addr, std::size_t length)
   drain_releases();
   if (Entry* e = find(lo, lo + length)) {
     ++counters_.hits;
-    if (e->pins++ == 0) lru_.erase(e->lru);
+    if (e->pins++ == 0) pinned_.splice(pinned_.end(), lru_, e->lru);
     return Handle(this, e);
   }
   ++counters_.misses;
@@ -94,6 +94,7 @@ Result<RegCache::Handle> RegCache::acquire(const void* addr, std::size_t length)
   owned->reg = std::move(reg);
   owned->pins = 1;
   Entry* e = owned.get();
+  e->lru = pinned_.insert(pinned_.end(), e);
   index_.emplace(a, std::move(owned));
   bytes_ += len;
   max_len_ = std::max(max_len_, len);
@@ -117,7 +118,7 @@ void RegCache::unpin(Entry* e) {
     orphans_.remove_if([e](const std::unique_ptr<Entry>& o) { return o.get() == e; });
     return;
   }
-  e->lru = lru_.insert(lru_.end(), e);
+  lru_.splice(lru_.end(), pinned_, e->lru);
   if (!keep_) erase(e);
 }
 
@@ -131,6 +132,7 @@ void RegCache::erase(Entry* e) {
       lru_.erase(e->lru);
       index_.erase(it);  // frees the entry and its registration
     } else {
+      pinned_.erase(e->lru);
       orphans_.push_back(std::move(it->second));
       index_.erase(it);
     }

@@ -68,6 +68,12 @@ static_assert(sizeof(WinShare) == 40 && offsetof(WinShare, rkey) == 24 && offset
 constexpr std::int32_t kPostTag = 1;
 constexpr std::int32_t kCompleteTag = 2;
 
+// A contiguous byte range in a target's window.
+struct Span {
+  std::uint64_t addr;
+  std::uint64_t len;
+};
+
 enum class Held : std::uint8_t { kNone, kShared, kExclusive, kNoCheck };
 
 // Work whose local side outlives the call: packed origin data of a put, or a get into a
@@ -115,6 +121,7 @@ struct Win {
   bool exposing = false;
   std::vector<Deferred> deferred;
   std::uint64_t release_word = 0;  // old values of lock releases nobody reads
+  std::vector<Span> spans;         // put_get's, kept: no allocation per call
 };
 
 std::vector<std::shared_ptr<Win>> g_wins(1);  // handle 0: MPI_WIN_NULL
@@ -184,10 +191,6 @@ Err complete_ops(Win& w, int target) {
 
 // --- addressing -------------------------------------------------------------------------------
 
-struct Span {
-  std::uint64_t addr;
-  std::uint64_t len;
-};
 
 // A dynamic window's regions at `target`, read by RDMA.
 Err read_regions(Win& w, int target) {
@@ -252,6 +255,10 @@ Err target_spans(Win& w, int target, MPI_Aint disp, std::int64_t count, const Ty
     *rkey = p.rkey;
   }
   const auto at = [&](std::int64_t off) { return base + static_cast<std::uint64_t>(start_off + off); };
+  if (t.contig) {  // one span, not one merge per element (65536 of them for 64 KiB of MPI_CHAR)
+    spans->push_back({at(t.true_lb), static_cast<std::uint64_t>(count * t.size)});
+    return ok();
+  }
   for (std::int64_t k = 0; k < count; ++k) {
     for (const relations::ByteRun& r : t.runs) {
       if (r.length == 0) continue;
@@ -288,10 +295,11 @@ Err check_xfer(const void* obuf, std::int64_t ocount, MPI_Datatype ot, std::int6
 }
 
 // Puts or gets: one RDMA operation per contiguous target span; *last: the last request (they
-// complete in order).
+// complete in order). `last` null: no requests (MPI_Put, MPI_Get), the epoch's synchronisation
+// completes them.
 Err put_get(Win& w, bool put, void* obuf, std::int64_t ocount, MPI_Datatype ot, int target, MPI_Aint disp,
             std::int64_t tcount, MPI_Datatype tt, host::RequestPtr* last, Deferred** deferred) {
-  std::vector<Span> spans;
+  std::vector<Span>& spans = w.spans;
   std::uint32_t rkey = 0;
   AUGUR_ERR_RETURN(target_spans(w, target, disp, tcount, *type_of(tt), &spans, &rkey));
   const Type& o = *type_of(ot);
@@ -309,11 +317,17 @@ Err put_get(Win& w, bool put, void* obuf, std::int64_t ocount, MPI_Datatype ot, 
     local = w.deferred.back().tmp.data();
     if (deferred != nullptr) *deferred = &w.deferred.back();
   }
+  const host::RmaOp op = put ? host::RmaOp::kPut : host::RmaOp::kGet;
   for (const Span& s : spans) {
-    Result<host::RequestPtr> r =
-        start(w, target, put ? host::RmaOp::kPut : host::RmaOp::kGet, local, static_cast<std::size_t>(s.len), s.addr, rkey);
-    if (!r.ok()) return from_status(r.status());
-    *last = std::move(*r);
+    if (last == nullptr) {
+      const augur::Status st =
+          engine().rma_untracked(world_of(w, target), op, local, static_cast<std::size_t>(s.len), {s.addr, rkey});
+      if (!st.ok()) return from_status(st);
+    } else {
+      Result<host::RequestPtr> r = start(w, target, op, local, static_cast<std::size_t>(s.len), s.addr, rkey);
+      if (!r.ok()) return from_status(r.status());
+      *last = std::move(*r);
+    }
     local += s.len;
   }
   return ok();
@@ -907,10 +921,9 @@ AUGUR_MPI_FN(int, Put,
              (const void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win),
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)) {
-  host::RequestPtr last;
   bool proc_null = false;
   AUGUR_WIN_CHECK(win, "MPI_Put", transfer(win, true, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                         target_count, target_datatype, &last, nullptr, &proc_null));
+                                         target_count, target_datatype, nullptr, nullptr, &proc_null));
   return MPI_SUCCESS;
 }
 
@@ -918,10 +931,9 @@ AUGUR_MPI_FN(int, Get,
              (void* origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank, MPI_Aint target_disp,
               int target_count, MPI_Datatype target_datatype, MPI_Win win),
              (origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win)) {
-  host::RequestPtr last;
   bool proc_null = false;
   AUGUR_WIN_CHECK(win, "MPI_Get", transfer(win, false, origin_addr, origin_count, origin_datatype, target_rank, target_disp,
-                                         target_count, target_datatype, &last, nullptr, &proc_null));
+                                         target_count, target_datatype, nullptr, nullptr, &proc_null));
   return MPI_SUCCESS;
 }
 

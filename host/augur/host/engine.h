@@ -202,6 +202,10 @@ class Engine final : private ProgressTarget {
   // target). Operations to one peer are carried out in the order started.
   Result<RequestPtr> rma(int peer, RmaOp op, void* local, std::size_t len, RmaTarget to, std::uint64_t operand = 0,
                          std::uint64_t swap = 0);
+  // A put or get with no request: it is complete when rma_pending(peer) has drained (MPI_Put and
+  // MPI_Get, completed by a flush, unlock or fence). A failure fails the peer, which the next
+  // progress() reports.
+  Status rma_untracked(int peer, RmaOp op, void* local, std::size_t len, RmaTarget to);
   // One-sided operations to `peer` started and not yet complete (any thread may ask).
   [[nodiscard]] std::uint32_t rma_pending(int peer) const noexcept {
     return rma_pending_[static_cast<std::size_t>(peer)].load(std::memory_order_acquire);
@@ -289,7 +293,7 @@ class Engine final : private ProgressTarget {
     std::uint32_t left = 1;
   };
   struct RmaStart {  // a one-sided operation not yet posted
-    RequestPtr req;
+    RequestPtr req;  // null: untracked (rma_untracked)
     RmaOp op;
     void* local;
     std::size_t len;
@@ -297,9 +301,9 @@ class Engine final : private ProgressTarget {
     std::uint64_t operand;
     std::uint64_t swap;
   };
-  struct RmaInFlight {  // posted: until its completion
+  struct RmaInFlight {  // posted: until its completion (kept for reuse after it)
     RequestPtr req;
-    int peer = -1;
+    int peer = -1;                       // -1: free
     nic::RegCache::Handle pin;           // the local buffer of a put or get
     std::uint64_t* result = nullptr;     // an atomic's old value goes here from ...
     std::int32_t word = -1;              // ... this registered word the NIC wrote it to
@@ -370,7 +374,18 @@ class Engine final : private ProgressTarget {
   Status start_assist();
   // Assisted: queues a start_send / start_recv for the assist thread.
   void enqueue(Command::Kind kind, Command::Op op) const;
-  void call_in_assist(const std::function<void()>& f) const;
+  // Runs f on the assist thread and waits for it; inline when there is none (or on it). A
+  // template so that the common, inline case builds no std::function (a heap allocation for
+  // most lambdas).
+  template <typename F>
+  void call_in_assist(F&& f) const {
+    if (!driver_.assisted() || ProgressDriver::on_assist_thread()) {
+      f();
+      return;
+    }
+    queue_call(std::function<void()>(std::ref(f)));  // f lives until the call returns
+  }
+  void queue_call(const std::function<void()>& f) const;
   void release_later(int peer, std::uint32_t slot);  // a bounce slot copied out: reposted next progress
   Status repost_released();
   [[nodiscard]] nic::RegCacheCounters rcache_sum() const;
@@ -400,7 +415,9 @@ class Engine final : private ProgressTarget {
   void recycle_zone(std::unique_ptr<LandingZone> zone);
   Status on_write_done(int peer, const nic::Completion& c);
   // One-sided (host/engine_rma.cpp).
+  Status check_rma(int peer, RmaOp op, const void* local, std::size_t len, RmaTarget to) const;
   Status start_rma(int peer, RmaStart op);
+  Result<bool> post_rma(int peer, RmaStart& op);  // false: it waits for an atomic's word
   Status post_rmas(int peer);
   Status on_rma_done(int peer, const nic::Completion& c);
   Status open_self_rma();

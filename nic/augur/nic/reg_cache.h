@@ -99,7 +99,7 @@ class RegCache {
     Registration reg;
     int pins = 0;
     bool indexed = true;
-    std::list<Entry*>::iterator lru;  // valid while unpinned and indexed
+    std::list<Entry*>::iterator lru;  // while indexed: its node in lru_ (unpinned) or pinned_
   };
   Entry* find(std::uintptr_t lo, std::uintptr_t hi);
   void unpin(Entry* e);
@@ -110,7 +110,10 @@ class RegCache {
   RegCacheLimits limits_;
   RegCacheCounters counters_;
   std::multimap<std::uintptr_t, std::unique_ptr<Entry>> index_;  // by start address
-  std::list<Entry*> lru_;  // unpinned entries, least recently used first
+  // Indexed entries, each in one list; a pin or unpin moves the node across (splice: a hit
+  // allocates nothing).
+  std::list<Entry*> lru_;     // unpinned, least recently used first
+  std::list<Entry*> pinned_;  // in use
   std::size_t bytes_ = 0;
   std::size_t max_len_ = 0;  // longest indexed region: bounds the backwards search
   std::list<std::unique_ptr<Entry>> orphans_;  // invalidated while pinned
