@@ -1,8 +1,9 @@
 // One-sided operations of the engine (Engine::expose, Engine::rma; docs/rma.md) between three
 // ranks on the device: every rank writes, reads and updates the others' exposed memory and its
-// own. Each case checks the data, the guard bytes after the target range, the path and the
-// counters; the last checks that an access outside exposed memory fails its request and the
-// peer, instead of hanging.
+// own, with requests and without (Engine::rma_untracked, completed when rma_pending drains).
+// Each case checks the data, the guard bytes after the target range, the path and the counters;
+// the last checks that an access outside exposed memory fails its request (or, untracked, is
+// reported by progress) and the peer, instead of hanging.
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -138,6 +139,41 @@ Status rank_main(std::uint16_t port, int rank) {
             c.rma_bytes == kRanks * kSlice + kRanks * kSlice,
         "counters: " + e->stats_line());
 
+  // 2b. Puts and gets without requests (Engine::rma_untracked, as MPI_Put and MPI_Get): more
+  //     than fit in flight to one peer, complete once rma_pending has drained under progress().
+  //     Each rank writes a new slice into its right neighbour in pieces, then reads it back.
+  constexpr std::size_t kPieces = 3 * Channel::kMaxRma / 2;
+  constexpr std::size_t kPiece = kSlice / kPieces;
+  const Exposed& rx = peers[static_cast<std::size_t>(right)];
+  const std::uint64_t at = rx.data + static_cast<std::uint64_t>(rank) * kSlice;
+  for (std::size_t k = 0; k < kSlice; ++k) mine[k] = byte_of(rank + 10, k);
+  auto drain = [&](int peer) -> Status {
+    for (int spins = 0; e->rma_pending(peer) > 0; ++spins) {
+      AUGUR_RETURN_IF_ERROR(e->progress());
+      CHECK(spins < 100'000'000, "untracked operations never drained");
+    }
+    return Status::Ok();
+  };
+  for (std::size_t i = 0; i < kPieces; ++i) {
+    AUGUR_RETURN_IF_ERROR(e->rma_untracked(right, RmaOp::kPut, mine.data() + i * kPiece, kPiece, {at + i * kPiece, rx.data_rkey}));
+  }
+  CHECK(e->rma_pending(right) > 0, "untracked puts complete before any progress");
+  AUGUR_RETURN_IF_ERROR(drain(right));
+  std::vector<std::byte> again(kPieces * kPiece + 8, std::byte{0x22});
+  for (std::size_t i = 0; i < kPieces; ++i) {
+    AUGUR_RETURN_IF_ERROR(e->rma_untracked(right, RmaOp::kGet, again.data() + i * kPiece, kPiece, {at + i * kPiece, rx.data_rkey}));
+  }
+  AUGUR_RETURN_IF_ERROR(drain(right));
+  CHECK(std::memcmp(again.data(), mine.data(), kPieces * kPiece) == 0, "untracked puts read back by untracked gets");
+  CHECK(again[kPieces * kPiece] == std::byte{0x22}, "an untracked get wrote past its length");
+  const EngineCounters c2 = e->counters();
+  CHECK(c2.rma_puts == c.rma_puts + kPieces && c2.rma_gets == c.rma_gets + kPieces &&
+            c2.rma_bytes == c.rma_bytes + 2 * kPieces * kPiece,
+        "counters after the untracked operations: " + e->stats_line());
+  CHECK(!e->rma_untracked(right, RmaOp::kFetchAdd, mine.data(), 8, {rx.counter, rx.counter_rkey}).ok(),
+        "an untracked atomic (its old value has nowhere to go)");
+  AUGUR_RETURN_IF_ERROR(boot->fence());
+
   // 3. Misuse: a bad argument is refused before anything is posted; then rank 1 reads past
   //    rank 0's exposed data: its request fails and rank 0 is reported failed, no hang.
   std::uint64_t word = 0;
@@ -151,6 +187,16 @@ Status rank_main(std::uint16_t port, int rank) {
     const Status st = e->wait(bad, kWaitMs);
     CHECK(!st.ok() && bad->done && !bad->status.ok(), "a READ past the exposed memory did not fail: " + st.to_string());
     CHECK(!e->rma(0, RmaOp::kGet, &word, 8, {peers[0].data, peers[0].data_rkey}).ok(), "rank 0 still usable after the failure");
+  }
+  if (rank == 2) {  // the same without a request: progress() reports it, and the count drains
+    std::vector<std::byte> over(kBytes + 4096);
+    AUGUR_RETURN_IF_ERROR(e->rma_untracked(0, RmaOp::kGet, over.data(), over.size(), {peers[0].data, peers[0].data_rkey}));
+    Status st;
+    for (int spins = 0; st.ok() && spins < 100'000'000; ++spins) st = e->progress();
+    CHECK(!st.ok(), "an untracked READ past the exposed memory was not reported");
+    CHECK(e->rma_pending(0) == 0, "the failed untracked READ is still counted");
+    CHECK(!e->rma_untracked(0, RmaOp::kGet, &word, 8, {peers[0].data, peers[0].data_rkey}).ok(),
+          "rank 0 still usable after the failure");
   }
   return boot->fence();
 }
