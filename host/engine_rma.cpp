@@ -9,7 +9,12 @@
 namespace augur::host {
 
 namespace {
-constexpr std::int32_t kRmaWords = 64;  // atomics in flight at once, all peers together
+// Registered slots that atomics and small gets land in (copied out at completion): an 8-byte
+// old value has no registered home of its own, and a small READ into a slot costs a copy of a
+// few bytes instead of a registration-cache lookup. All peers together; more wait (atomics) or
+// go through the cache (gets).
+constexpr std::int32_t kRmaSlots = 64;
+constexpr std::size_t kRmaSlotBytes = 256;
 constexpr std::uint32_t kSelfPsn = 0x5e1f;
 }  // namespace
 
@@ -127,15 +132,18 @@ Status Engine::post_rmas(int peer) {
 Result<bool> Engine::post_rma(int peer, RmaStart& op) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   const bool atomic = op.op == RmaOp::kFetchAdd || op.op == RmaOp::kCompareSwap;
-  if (atomic && !rma_words_) {
-    rma_words_ = std::make_unique<std::uint64_t[]>(kRmaWords);
+  const bool small_get = op.op == RmaOp::kGet && op.len <= kRmaSlotBytes;
+  if ((atomic || small_get) && !rma_slots_) {
+    constexpr std::size_t kWords = kRmaSlots * kRmaSlotBytes / sizeof(std::uint64_t);
+    auto slots = std::make_unique<std::uint64_t[]>(kWords);  // 8-byte aligned, as atomics need
     AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion mr, nic::MemoryRegion::register_memory(
-                                                     *pd_, rma_words_.get(), kRmaWords * sizeof(std::uint64_t),
-                                                     nic::kLocalWrite));
-    rma_words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(mr));
-    for (std::int32_t w = kRmaWords - 1; w >= 0; --w) rma_free_words_.push_back(w);
+                                                     *pd_, slots.get(), kWords * sizeof(std::uint64_t), nic::kLocalWrite));
+    rma_slots_ = std::move(slots);
+    rma_slots_mr_ = std::make_unique<nic::MemoryRegion>(std::move(mr));
+    for (std::int32_t w = kRmaSlots - 1; w >= 0; --w) rma_free_slots_.push_back(w);
   }
-  if (atomic && rma_free_words_.empty()) return false;
+  if (atomic && rma_free_slots_.empty()) return false;
+  const bool slotted = atomic || (small_get && !rma_free_slots_.empty());
   // The in-flight record: a free one again (they stay allocated), else a new one.
   std::uint32_t cookie;
   if (rma_free_.empty()) {
@@ -147,10 +155,18 @@ Result<bool> Engine::post_rma(int peer, RmaStart& op) {
   }
   RmaInFlight& fl = *rma_ops_[cookie];
   auto give_back = [&] {
-    if (fl.word >= 0) rma_free_words_.push_back(fl.word);
+    if (fl.slot >= 0) rma_free_slots_.push_back(fl.slot);
     fl = RmaInFlight{};
     rma_free_.push_back(cookie);
   };
+  if (slotted) {
+    fl.slot = rma_free_slots_.back();
+    rma_free_slots_.pop_back();
+    fl.result = op.local;
+    fl.copy = static_cast<std::uint32_t>(atomic ? 8 : op.len);
+  }
+  std::byte* slot_at =
+      slotted ? reinterpret_cast<std::byte*>(rma_slots_.get()) + static_cast<std::size_t>(fl.slot) * kRmaSlotBytes : nullptr;
   nic::Sge sge{reinterpret_cast<std::uintptr_t>(op.local), static_cast<std::uint32_t>(op.len), 0};
   nic::SendRequest wr;
   wr.remote_addr = op.to.addr;
@@ -171,6 +187,10 @@ Result<bool> Engine::post_rma(int peer, RmaStart& op) {
     }
     case RmaOp::kGet: {
       wr.op = nic::SendOp::kRdmaRead;
+      if (slotted) {
+        sge = {reinterpret_cast<std::uintptr_t>(slot_at), static_cast<std::uint32_t>(op.len), rma_slots_mr_->lkey()};
+        break;
+      }
       Result<nic::RegCache::Handle> pin = recv_cache_->acquire(op.local, op.len);
       if (!pin.ok()) st = pin.status();
       else fl.pin = std::move(*pin);
@@ -182,10 +202,7 @@ Result<bool> Engine::post_rma(int peer, RmaStart& op) {
       wr.op = op.op == RmaOp::kFetchAdd ? nic::SendOp::kFetchAdd : nic::SendOp::kCompareSwap;
       wr.compare_add = op.operand;
       wr.swap = op.swap;
-      fl.word = rma_free_words_.back();
-      rma_free_words_.pop_back();
-      fl.result = static_cast<std::uint64_t*>(op.local);
-      sge = {reinterpret_cast<std::uintptr_t>(&rma_words_[static_cast<std::size_t>(fl.word)]), 8, rma_words_mr_->lkey()};
+      sge = {reinterpret_cast<std::uintptr_t>(slot_at), 8, rma_slots_mr_->lkey()};
       break;
   }
   if (st.ok()) {
@@ -213,9 +230,12 @@ Status Engine::on_rma_done(int peer, const nic::Completion& c) {
   if (cookie >= rma_ops_.size() || rma_ops_[cookie]->peer < 0) return Status(Code::kInternal, "completion of an unknown RMA");
   RmaInFlight& fl = *rma_ops_[cookie];
   RequestPtr req = std::move(fl.req);
-  if (fl.word >= 0) {
-    if (c.ok()) std::memcpy(fl.result, &rma_words_[static_cast<std::size_t>(fl.word)], sizeof(std::uint64_t));
-    rma_free_words_.push_back(fl.word);
+  if (fl.slot >= 0) {
+    if (c.ok()) {
+      std::memcpy(fl.result, reinterpret_cast<const std::byte*>(rma_slots_.get()) + static_cast<std::size_t>(fl.slot) * kRmaSlotBytes,
+                  fl.copy);
+    }
+    rma_free_slots_.push_back(fl.slot);
   }
   fl = RmaInFlight{};  // the local buffer's pin goes
   rma_free_.push_back(cookie);
@@ -243,7 +263,7 @@ void Engine::fail_rmas(int peer, const Status& why) {
   for (std::size_t cookie = 0; cookie < rma_ops_.size(); ++cookie) {
     RmaInFlight& fl = *rma_ops_[cookie];
     if (fl.peer != peer) continue;
-    if (fl.word >= 0) rma_free_words_.push_back(fl.word);
+    if (fl.slot >= 0) rma_free_slots_.push_back(fl.slot);
     pending.fetch_sub(1, std::memory_order_acq_rel);
     RequestPtr req = std::move(fl.req);
     fl = RmaInFlight{};

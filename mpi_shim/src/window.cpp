@@ -441,10 +441,24 @@ Err accumulate(Win& w, const void* obuf, std::int64_t ocount, MPI_Datatype ot, v
     return err(MPI_ERR_OP, "accumulate takes predefined operations only (MPI-3.1 11.3.4)");
   }
   AUGUR_ERR_RETURN(check_op(op, *type_of(basic)));
-  std::vector<Span> spans;
+  std::vector<Span>& spans = w.spans;
   std::uint32_t rkey = 0;
   AUGUR_ERR_RETURN(target_spans(w, target, disp, tcount, t, &spans, &rkey));
   const auto bytes = static_cast<std::size_t>(tcount * t.size);
+  // One 8-byte integer by one NIC atomic (MPI_Fetch_and_op, MPI_Compare_and_swap, a one-element
+  // MPI_Accumulate of MPI_SUM): no buffers of its own, one round trip.
+  const bool one_word = bytes == 8 && spans.size() == 1 && (compare != nullptr || op == MPI_SUM || op == MPI_NO_OP);
+  const Type& ov = *type_of(ot);
+  if (one_word && (op == MPI_NO_OP || ov.contig) && (rbuf == nullptr || type_of(rt)->contig) && by_nic_atomics(basic, spans)) {
+    std::uint64_t x = 0, c = 0, old = 0;
+    if (op != MPI_NO_OP) std::memcpy(&x, static_cast<const std::byte*>(obuf) + ov.true_lb, 8);
+    if (compare != nullptr) std::memcpy(&c, compare, 8);
+    AUGUR_ERR_RETURN(wait_rma(compare != nullptr
+                                  ? start(w, target, host::RmaOp::kCompareSwap, &old, 8, spans[0].addr, rkey, c, x)
+                                  : start(w, target, host::RmaOp::kFetchAdd, &old, 8, spans[0].addr, rkey, x)));
+    if (rbuf != nullptr) std::memcpy(static_cast<std::byte*>(rbuf) + type_of(rt)->true_lb, &old, 8);
+    return ok();
+  }
   std::vector<std::byte> in(op == MPI_NO_OP ? 0 : bytes), cur(bytes);
   if (op != MPI_NO_OP) AUGUR_ERR_RETURN(pack(obuf, ocount, *type_of(ot), in.data()));
   if (bytes > 0 && by_nic_atomics(basic, spans)) {

@@ -305,8 +305,9 @@ class Engine final : private ProgressTarget {
     RequestPtr req;
     int peer = -1;                       // -1: free
     nic::RegCache::Handle pin;           // the local buffer of a put or get
-    std::uint64_t* result = nullptr;     // an atomic's old value goes here from ...
-    std::int32_t word = -1;              // ... this registered word the NIC wrote it to
+    void* result = nullptr;              // an atomic's old value or a small get's data goes here ...
+    std::uint32_t copy = 0;              // ... (this many bytes) from ...
+    std::int32_t slot = -1;              // ... this registered slot the NIC wrote it to
   };
   struct Peer {
     std::unique_ptr<Channel> ch;
@@ -474,9 +475,9 @@ class Engine final : private ProgressTarget {
   // words atomics return their old values into.
   std::vector<std::unique_ptr<RmaInFlight>> rma_ops_;
   std::vector<std::uint32_t> rma_free_;
-  std::unique_ptr<std::uint64_t[]> rma_words_;
-  std::unique_ptr<nic::MemoryRegion> rma_words_mr_;
-  std::vector<std::int32_t> rma_free_words_;
+  std::unique_ptr<std::uint64_t[]> rma_slots_;  // landing slots of atomics and small gets (engine_rma.cpp)
+  std::unique_ptr<nic::MemoryRegion> rma_slots_mr_;
+  std::vector<std::int32_t> rma_free_slots_;
   std::unique_ptr<std::atomic<std::uint32_t>[]> rma_pending_;  // by peer: started, not complete
   // RMA to oneself goes out of one QP and into another, both ours (opened at first use).
   std::unique_ptr<nic::QueuePair> self_qp_;
