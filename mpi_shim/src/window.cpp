@@ -281,7 +281,20 @@ Err check_rank(const Win& w, int target) {
   return ok();
 }
 
+// check_xfer's answer when everything is valid, in one pass and without building an Err (a put
+// of 8 bytes spent 323 instructions in the step-by-step checks); false: check_xfer says what is
+// wrong.
+bool xfer_args_valid(const void* obuf, std::int64_t ocount, MPI_Datatype ot, std::int64_t tcount, MPI_Datatype tt) {
+  if (ocount < 0 || tcount < 0 || ot == MPI_UB || ot == MPI_LB || tt == MPI_UB || tt == MPI_LB) return false;
+  const Type* o = type_of(ot);
+  const Type* t = type_of(tt);
+  if (o == nullptr || t == nullptr || !o->committed || !t->committed) return false;
+  if (obuf == nullptr && ocount > 0 && o->size > 0 && o->true_lb == 0) return false;
+  return ocount * o->size == tcount * t->size;
+}
+
 Err check_xfer(const void* obuf, std::int64_t ocount, MPI_Datatype ot, std::int64_t tcount, MPI_Datatype tt) {
+  if (xfer_args_valid(obuf, ocount, ot, tcount, tt)) return ok();
   AUGUR_ERR_RETURN(check_count(ocount));
   AUGUR_ERR_RETURN(check_count(tcount));
   AUGUR_ERR_RETURN(check_type(ot));
@@ -604,6 +617,7 @@ Err free_window(MPI_Win* win) {
   } while (0)
 
 Err check_running_win(MPI_Win w) {
+  if (S().initialized && !S().finalized && win_of(w) != nullptr) return ok();  // the common case, no Err built
   AUGUR_ERR_RETURN(check_running());
   return check_win(w);
 }

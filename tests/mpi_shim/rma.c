@@ -648,6 +648,33 @@ static void keyvals_errors_info(void) {
   CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_RANK, "MPI_Put to rank %d: rc %d, class %d, expected MPI_ERR_RANK (%d)",
         g_size, rc, cls, MPI_ERR_RANK);
   CHECK(mem[0] == 0 && mem[1] == 0, "the failed put changed the window: %d %d", mem[0], mem[1]);
+  /* Bad transfers are refused with their class, before anything moves (the argument checks'
+     one-pass common case must fall back to the checks that name the error). */
+  struct {
+    const void* buf;
+    int ocount;
+    MPI_Datatype otype;
+    int tcount;
+    int expected;
+    const char* what;
+  } bad[] = {
+      {&x, 1, MPI_INT, 2, MPI_ERR_TYPE, "origin and target sizes differ"},
+      {&x, -1, MPI_INT, -1, MPI_ERR_COUNT, "a negative count"},
+      {&x, 1, MPI_DATATYPE_NULL, 1, MPI_ERR_TYPE, "MPI_DATATYPE_NULL"},
+      {NULL, 1, MPI_INT, 1, MPI_ERR_BUFFER, "a null buffer"},
+  };
+  MPI_Win_fence(0, win);
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+    const int prc = MPI_Put(bad[i].buf, bad[i].ocount, bad[i].otype, 0, 0, bad[i].tcount, MPI_INT, win);
+    const int grc = MPI_Get((void*)bad[i].buf, bad[i].ocount, bad[i].otype, 0, 0, bad[i].tcount, MPI_INT, win);
+    int pcls = -1, gcls = -1;
+    MPI_Error_class(prc, &pcls);
+    MPI_Error_class(grc, &gcls);
+    CHECK(pcls == bad[i].expected && gcls == bad[i].expected, "MPI_Put/MPI_Get with %s: classes %d, %d, expected %d",
+          bad[i].what, pcls, gcls, bad[i].expected);
+  }
+  MPI_Win_fence(0, win);
+  CHECK(mem[0] == 0 && mem[1] == 0, "a refused transfer changed the window: %d %d", mem[0], mem[1]);
   /* A user handler is called with the code (MPI_Win_call_errhandler). */
   MPI_Errhandler mine;
   MPI_Win_create_errhandler(win_handler, &mine);
