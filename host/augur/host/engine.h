@@ -418,7 +418,7 @@ class Engine final : private ProgressTarget {
   // One-sided (host/engine_rma.cpp).
   Status check_rma(int peer, RmaOp op, const void* local, std::size_t len, RmaTarget to) const;
   Status start_rma(int peer, RmaStart op);
-  Result<bool> post_rma(int peer, RmaStart& op);  // false: it waits for an atomic's word
+  Result<bool> post_rma(int peer, RmaStart& op);  // false: an atomic waits for a free slot
   Status post_rmas(int peer);
   Status on_rma_done(int peer, const nic::Completion& c);
   Status open_self_rma();
