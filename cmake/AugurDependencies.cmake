@@ -5,6 +5,7 @@ find_package(Threads REQUIRED)
 pkg_check_modules(IBVERBS REQUIRED IMPORTED_TARGET libibverbs)
 pkg_check_modules(RDMACM REQUIRED IMPORTED_TARGET librdmacm)
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET hwloc)
+pkg_check_modules(PMIX REQUIRED IMPORTED_TARGET pmix)  # libpmix-dev: launch by srun --mpi=pmix, mpirun
 pkg_check_modules(UCX IMPORTED_TARGET ucx)   # optional: the UCX transport and perf baseline
 if(NOT UCX_FOUND)
   message(STATUS "UCX not found: UCX baselines are not built")

@@ -56,6 +56,7 @@ constexpr std::array kSettings{
     integer("AUGUR_RCACHE_MAX_BYTES", "1073741824", 4096, std::int64_t{1} << 50, "bound on memory the registration cache keeps registered (bytes)"),
     integer("AUGUR_RCACHE_MAX_ENTRIES", "1024", 1, 1 << 24, "bound on regions the registration cache keeps registered"),
     flag("AUGUR_RCACHE_TRACK", "1", "1: keep user buffers registered between operations, safe because memory given back to the kernel is seen (glibc malloc keeps freed memory mapped; munmap, mremap, madvise, MAP_FIXED mmap and shmdt are interposed); 0: no hooks, deregister each buffer when its operation ends"),
+    choice("AUGUR_PMIX", "auto", {"off", "on", "auto"}, "how a process started without augurrun finds its job: auto takes rank, size and the address exchange from PMIx when a PMIx launcher started it (PMIX_NAMESPACE set: srun --mpi=pmix, Open MPI's mpirun), else runs as a job of one; on: PMIx or an error; off: never PMIx. augurrun's AUGUR_BOOTSTRAP always wins (docs/launch.md)"),
     text("AUGUR_BOOTSTRAP", "", "host:port of the job's key-value exchange (set by augurrun)"),
     integer("AUGUR_RANK", "0", 0, 65535, "this process's rank in the job (set by augurrun)"),
     integer("AUGUR_SIZE", "1", 1, 65536, "number of processes in the job (set by augurrun)"),

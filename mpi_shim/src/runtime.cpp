@@ -12,6 +12,7 @@
 #include <thread>
 #include <string>
 
+#include "augur/host/pmix_bootstrap.h"
 #include "augur/settings.h"
 #include "coll_task.h"
 #include "shim.h"
@@ -141,8 +142,9 @@ void fatal(const char* fn, const std::string& msg, int status) {
     std::fprintf(stderr, "augur MPI: %s: %s; aborting\n", fn, msg.c_str());
   }
   std::fflush(stderr);
-  // The launcher sees the exit status and the bootstrap server the lost connection: both
-  // stop the other ranks.
+  // augurrun sees the exit status and its bootstrap server the lost connection: both stop the
+  // other ranks. A PMIx launcher is told.
+  if (S().boot) S().boot->abort(status, msg);
   _exit(status);
 }
 
@@ -399,7 +401,20 @@ Err init_job(int required, int* provided) {
   s.t0 = 0;
   auto addr = augur::setting_string("AUGUR_BOOTSTRAP");
   if (!addr.ok()) return from_status(addr.status());
-  if (addr.value().empty()) {
+  auto pmix = augur::setting_choice("AUGUR_PMIX");
+  if (!pmix.ok()) return from_status(pmix.status());
+  const bool use_pmix = addr.value().empty() && (pmix.value() == "on" ||
+                                                 (pmix.value() == "auto" && augur::host::PmixBootstrap::launched_by_pmix()));
+  if (use_pmix) {
+    // Started by a PMIx launcher (srun --mpi=pmix, Open MPI's mpirun): it knows the job.
+    auto secs = augur::setting_int("AUGUR_BOOTSTRAP_TIMEOUT");
+    if (!secs.ok()) return from_status(secs.status());
+    auto b = augur::host::PmixBootstrap::init(std::chrono::seconds(secs.value()));
+    if (!b.ok()) {
+      return from_status(b.status().context(pmix.value() == "on" ? "bootstrap (AUGUR_PMIX=on)" : "bootstrap (PMIx: PMIX_NAMESPACE is set)"));
+    }
+    s.boot = std::move(b.value());
+  } else if (addr.value().empty()) {
     // Started without augurrun: a job of one, with its own key-value server.
     auto srv = augur::host::BootstrapServer::start(1, "127.0.0.1", 0, std::chrono::seconds(60));
     if (!srv.ok()) return from_status(srv.status().context("singleton bootstrap"));
@@ -520,7 +535,9 @@ AUGUR_MPI_FN(int, Abort, (MPI_Comm comm, int errorcode), (comm, errorcode)) {
   std::fprintf(stderr, "augur MPI: rank %d called MPI_Abort with error code %d; aborting the job\n", S().world_rank,
                errorcode);
   std::fflush(stderr);
-  _exit(errorcode == 0 ? 1 : (errorcode & 0xff) == 0 ? 1 : errorcode & 0xff);
+  const int status = errorcode == 0 ? 1 : (errorcode & 0xff) == 0 ? 1 : errorcode & 0xff;
+  if (S().boot) S().boot->abort(status, "MPI_Abort with error code " + std::to_string(errorcode));
+  _exit(status);
 }
 
 AUGUR_MPI_FN(double, Wtime, (void), ()) {

@@ -1,7 +1,8 @@
 // Bootstrap: how the processes of one job find each other before any RDMA connection exists.
 // A key-value exchange with put / fence / get, like PMI: each rank puts its own keys (QP
 // addresses, hostnames), fence waits until every rank has put and fenced, then any rank's keys can
-// be read. The interface lets augurrun's TCP exchange be replaced by a PMIx client later.
+// be read. Two implementations: augurrun's TCP exchange (TcpBootstrap, below) and a PMIx client
+// for jobs started by a resource manager or another MPI's launcher (pmix_bootstrap.h).
 #pragma once
 
 #include <chrono>
@@ -35,6 +36,12 @@ class Bootstrap {
   // Non-blocking: has the job been aborted (a rank died, a rank misbehaved)? Returns OK if not;
   // else kPeerFailure naming the reason, and `*dead_rank` the rank that died (-1 if none).
   virtual Status check_alive(int* dead_rank) = 0;
+  // The program gives up (MPI_Abort, a fatal error): tell the launcher to end the whole job, if
+  // this exchange has a way to; the caller exits right after. augurrun's sees the exit itself.
+  virtual void abort(int code, std::string_view why) {
+    (void)code;
+    (void)why;
+  }
 };
 
 // Limits that bound what a malformed or hostile peer can make the server store.

@@ -1,0 +1,78 @@
+#!/bin/bash
+# augur programs started by another launcher's PMIx server, with no augur daemon or augurrun:
+# Open MPI's mpirun (KIND=mpirun) or Slurm's srun --mpi=pmix (KIND=srun, slurmd and slurmctld
+# already running: scripts/slurm-guest). Each case is bounded in time and checked by its output:
+#   the p2p and collective suites and the four seed examples at 4 ranks (each suite prints the job
+#   size it saw, each example checks its own result), augur-stats lines from every rank;
+#   MPI_Abort on one rank ends the job with its message and a non-zero status;
+#   a rank SIGKILLed ends the job (non-zero), no process of it left behind;
+#   AUGUR_PMIX=on without a PMIx server is a clear error, not a job of one.
+# Usage: launch_pmix.sh KIND BIN_DIR
+set -u
+kind=$1
+bin=$2
+pass=0
+fail=0
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+launch() {  # launch NP PROGRAM ARGS...
+  local np=$1
+  shift
+  case $kind in
+    mpirun) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" -x AUGUR_STATS "$@" ;;
+    srun) srun --mpi=pmix -n "$np" --overcommit "$@" ;;
+    *) echo "launch_pmix.sh: unknown launcher '$kind'" >&2; exit 2 ;;
+  esac
+}
+
+export kind bin
+export -f launch
+
+leftovers() {  # processes of the programs still alive after their job ended
+  sleep 1
+  pgrep -f "^$bin/" >/dev/null && { pgrep -af "^$bin/"; return 0; }
+  return 1
+}
+
+# name, wanted exit status ("nonzero" or a number), texts that must appear..., --, command...
+expect() {
+  local name=$1 want=$2
+  shift 2
+  local texts=()
+  while [ "$1" != -- ]; do texts+=("$1"); shift; done
+  shift
+  local t0=$SECONDS ok=1
+  timeout 300 bash -c '"$@"' launch_pmix "$@" >"$out" 2>&1
+  local rc=$?
+  [ "$rc" -eq 124 ] && ok=0  # a hang
+  if [ "$want" = nonzero ]; then [ "$rc" -ne 0 ] || ok=0; else [ "$rc" -eq "$want" ] || ok=0; fi
+  for t in "${texts[@]}"; do grep -qE -- "$t" "$out" || { echo "  missing: $t"; ok=0; }; done
+  leftovers && { echo "  processes left behind"; ok=0; }
+  if [ $ok = 1 ]; then
+    pass=$((pass + 1))
+    echo "ok: $kind: $name (exit $rc, $((SECONDS - t0)) s)"
+  else
+    fail=$((fail + 1))
+    echo "FAILED: $kind: $name: exit $rc; output:"
+    tail -n 40 "$out" | sed 's/^/  | /'
+  fi
+}
+
+export AUGUR_STATS=1
+
+expect "p2p suite, 4 ranks" 0 "p2p \(4 ranks\): [0-9]+ passed, 0 failed" "augur-stats rank=3 " -- launch 4 "$bin/mpi_test_p2p"
+expect "collective suite, 4 ranks" 0 "coll \(4 ranks\): [0-9]+ passed, 0 failed" "augur-stats rank=3 " -- launch 4 "$bin/mpi_test_coll"
+for app in ring pes nbody m3; do
+  expect "example $app, 4 ranks" 0 "augur-stats rank=0 " "augur-stats rank=1 " "augur-stats rank=2 " "augur-stats rank=3 " \
+    -- launch 4 "$bin/augur-mpi-$app" 20
+done
+unset AUGUR_STATS
+expect "MPI_Abort on rank 1 of 3" nonzero "rank 1 called MPI_Abort with error code 3" -- launch 3 "$bin/mpi_test_fatal" abort
+expect "rank 1 of 3 killed" nonzero "signal 9|Killed" -- launch 3 "$bin/mpi_test_fatal" crash
+# Not under a launcher: AUGUR_PMIX=on must refuse, naming PMIx.
+expect "AUGUR_PMIX=on without a PMIx server" nonzero "PMIx_Init" -- \
+  env -u PMIX_NAMESPACE -u PMIX_RANK -u PMIX_SERVER_URI4 -u PMIX_SERVER_URI41 -u PMIX_SERVER_URI3 -u PMIX_SERVER_URI2 \
+      -u PMIX_SERVER_URI21 AUGUR_PMIX=on "$bin/mpi_test_p2p"
+echo "launch_pmix ($kind): $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
