@@ -55,6 +55,20 @@ std::string Engine::stats_line() const {
   kv("rma_gets", c.rma_gets);
   kv("rma_atomics", c.rma_atomics);
   kv("rma_bytes", c.rma_bytes);
+  // Memory: what the process has pinned (every region, user buffers in the caches included),
+  // and the part that grows with the peers it is connected to (docs/launch.md, memory).
+  std::uint64_t peers = 0, channel_bytes = 0;
+  for (const Peer& p : peers_) {
+    if (!p.ch) continue;
+    ++peers;
+    channel_bytes += p.ch->registered_bytes();
+  }
+  const nic::PinnedCounters pinned = nic::pinned_counters();
+  kv("peers_connected", peers);
+  kv("channel_bytes", channel_bytes);
+  kv("pinned_bytes", pinned.bytes);
+  kv("pinned_peak_bytes", pinned.peak_bytes);
+  kv("pinned_regions", pinned.regions);
   kv("eager_limit", cfg_.eager_limit);
   kv("oversubscribed", oversubscribed_job_ ? 1 : 0);
   char host[256] = {};

@@ -5,6 +5,7 @@
 #include <poll.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,13 +15,36 @@
 
 namespace augur::nic {
 
+namespace {
+std::atomic<std::uint64_t> g_pinned_bytes{0};
+std::atomic<std::uint64_t> g_pinned_regions{0};
+std::atomic<std::uint64_t> g_pinned_peak{0};
+
+void count_registered(std::size_t length) noexcept {
+  const std::uint64_t now = g_pinned_bytes.fetch_add(length, std::memory_order_relaxed) + length;
+  g_pinned_regions.fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t peak = g_pinned_peak.load(std::memory_order_relaxed);
+  while (now > peak && !g_pinned_peak.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+  }
+}
+}  // namespace
+
+PinnedCounters pinned_counters() noexcept {
+  return {g_pinned_bytes.load(std::memory_order_relaxed), g_pinned_regions.load(std::memory_order_relaxed),
+          g_pinned_peak.load(std::memory_order_relaxed)};
+}
+
 namespace detail {
 void ContextDeleter::operator()(ibv_context* p) const noexcept { ibv_close_device(p); }
 void PdDeleter::operator()(ibv_pd* p) const noexcept { ibv_dealloc_pd(p); }
 void ChannelDeleter::operator()(ibv_comp_channel* p) const noexcept { ibv_destroy_comp_channel(p); }
 void CqDeleter::operator()(ibv_cq* p) const noexcept { ibv_destroy_cq(p); }
 void QpDeleter::operator()(ibv_qp* p) const noexcept { ibv_destroy_qp(p); }
-void MrDeleter::operator()(ibv_mr* p) const noexcept { ibv_dereg_mr(p); }
+void MrDeleter::operator()(ibv_mr* p) const noexcept {
+  g_pinned_bytes.fetch_sub(p->length, std::memory_order_relaxed);
+  g_pinned_regions.fetch_sub(1, std::memory_order_relaxed);
+  ibv_dereg_mr(p);
+}
 void LoopMrDeleter::operator()(loop::Mr* p) const noexcept { loop::deregister(p); }
 void LoopChannelDeleter::operator()(loop::Channel* p) const noexcept { loop::destroy(p); }
 void LoopCqDeleter::operator()(loop::Cq* p) const noexcept { loop::destroy(p); }
@@ -207,6 +231,7 @@ Result<MemoryRegion> MemoryRegion::register_memory(const ProtectionDomain& pd, v
   // The function, not the macro: the macro's access-flag arithmetic trips -Wsign-conversion.
   ibv_mr* mr = (ibv_reg_mr)(pd.get(), addr, length, static_cast<int>(flags));
   if (mr == nullptr) return errno_status(errno, "ibv_reg_mr");
+  count_registered(mr->length);
   return MemoryRegion(mr);
 }
 

@@ -153,6 +153,11 @@ class Channel {
   [[nodiscard]] std::uint32_t qp_num() const noexcept;
   [[nodiscard]] std::uint32_t credits() const noexcept;  // sends possible right now
   [[nodiscard]] const ChannelCounters& counters() const noexcept { return counters_; }
+  // Memory this channel keeps registered: its two rings (slots x (eager limit + header) each),
+  // the freed-count words and the credit table.
+  [[nodiscard]] std::size_t registered_bytes() const noexcept {
+    return recv_mr_->length() + send_mr_->length() + words_mr_->length() + table_mr_->length();
+  }
   [[nodiscard]] std::uint32_t slot_bytes() const noexcept { return slot_bytes_; }
 
   // For tests that play a faulty peer: sends raw bytes as one message (consumes a credit).

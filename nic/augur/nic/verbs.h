@@ -115,6 +115,16 @@ enum Access : std::uint32_t {
   kRemoteAtomic = 1u << 3,  // 8-byte fetch-and-add and compare-and-swap by peers (RMA windows)
 };
 
+// Memory this process has registered (pinned) on verbs devices, over every MemoryRegion: the
+// runtime's own buffers and the registration caches' user buffers alike. The loopback device's
+// regions are not counted (its ranks are threads of one process).
+struct PinnedCounters {
+  std::uint64_t bytes = 0;       // registered now
+  std::uint64_t regions = 0;
+  std::uint64_t peak_bytes = 0;  // the most registered at once
+};
+PinnedCounters pinned_counters() noexcept;
+
 class MemoryRegion {
  public:
   static Result<MemoryRegion> register_memory(const ProtectionDomain& pd, void* addr, std::size_t length,
