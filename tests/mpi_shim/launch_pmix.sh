@@ -8,10 +8,18 @@
 #   a rank SIGKILLed ends the job (non-zero), no process of it left behind;
 #   AUGUR_PMIX=on without a PMIx server is a clear error, not a job of one.
 # --quick (what CI runs): the p2p suite and the ring only of the programs, and every failure case.
-# Usage: launch_pmix.sh [--quick] KIND BIN_DIR
+# --nodes N (srun only): spread the ranks over N nodes (srun -N N); the augur-stats lines must then
+# name augur-h2 too (scripts/slurm-guest --shared on two guests).
+# Usage: launch_pmix.sh [--quick] [--nodes N] KIND BIN_DIR
 set -u
-quick=0
-[ "${1:-}" = --quick ] && { quick=1; shift; }
+quick=0 nodes=1
+while [ $# -gt 2 ]; do
+  case "$1" in
+    --quick) quick=1; shift ;;
+    --nodes) nodes=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
 kind=$1
 bin=$2
 pass=0
@@ -24,12 +32,12 @@ launch() {  # launch NP PROGRAM ARGS...
   shift
   case $kind in
     mpirun) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" -x AUGUR_STATS "$@" ;;
-    srun) srun --mpi=pmix -n "$np" --overcommit "$@" ;;
+    srun) srun --mpi=pmix -N "$nodes" -n "$np" --overcommit "$@" ;;
     *) echo "launch_pmix.sh: unknown launcher '$kind'" >&2; exit 2 ;;
   esac
 }
 
-export kind bin
+export kind bin nodes
 export -f launch
 
 leftovers() {  # processes of the programs still alive after their job ended
@@ -71,8 +79,10 @@ if [ $quick = 1 ]; then
 else
   expect "collective suite, 4 ranks" 0 "coll \(4 ranks\): [0-9]+ passed, 0 failed" "augur-stats rank=3 " -- launch 4 "$bin/mpi_test_coll"
 fi
+spread=()
+[ "$nodes" -gt 1 ] && spread=("host=augur-h1" "host=augur-h2")  # the ranks really are on both hosts
 for app in $apps; do
-  expect "example $app, 4 ranks" 0 "augur-stats rank=0 " "augur-stats rank=1 " "augur-stats rank=2 " "augur-stats rank=3 " \
+  expect "example $app, 4 ranks" 0 "augur-stats rank=0 " "augur-stats rank=1 " "augur-stats rank=2 " "augur-stats rank=3 " "${spread[@]}" \
     -- launch 4 "$bin/augur-mpi-$app" 20
 done
 unset AUGUR_STATS
@@ -83,7 +93,7 @@ if [ "$kind" = srun ]; then
   job=$(mktemp /tmp/augur-job.XXXXXX)
   joblog=$job.out
   printf '#!/bin/sh\nsrun --mpi=pmix %s\n' "$bin/mpi_test_coll" > "$job"
-  batch() { sbatch --wait -n 4 --overcommit -o "$joblog" "$job" && cat "$joblog"; }
+  batch() { sbatch --wait -N "$nodes" -n 4 --overcommit -o "$joblog" "$job" && cat "$joblog"; }
   export job joblog
   export -f batch
   expect "sbatch of a job script that runs the collective suite by srun, 4 ranks" 0 \
