@@ -23,6 +23,12 @@
 
 namespace augur::host {
 
+Status check_key_value(std::size_t key_len, std::size_t value_len) {
+  if (key_len == 0 || key_len > kMaxKeyBytes) return Status(Code::kInvalidArgument, "key length " + std::to_string(key_len) + " not in [1, 256]");
+  if (value_len > kMaxValueBytes) return Status(Code::kInvalidArgument, "value of " + std::to_string(value_len) + " bytes exceeds 64 KiB");
+  return Status::Ok();
+}
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -39,12 +45,6 @@ Result<std::size_t> read_some(int fd, Bytes& in) { return tcp::read_some(fd, in,
 
 using wire::append_entry;
 using wire::Entry;
-
-Status check_key_value(std::size_t key_len, std::size_t value_len) {
-  if (key_len == 0 || key_len > kMaxKeyBytes) return Status(Code::kInvalidArgument, "key length " + std::to_string(key_len) + " not in [1, 256]");
-  if (value_len > kMaxValueBytes) return Status(Code::kInvalidArgument, "value of " + std::to_string(value_len) + " bytes exceeds 64 KiB");
-  return Status::Ok();
-}
 
 struct Conn {
   UniqueFd fd;    // empty once closed (dropped at the end of the poll round)

@@ -25,12 +25,10 @@ pmix_proc_t proc_of(const std::string& nspace, pmix_rank_t rank) {
   return p;
 }
 
-// PMIx keys are bounded (PMIX_MAX_KEYLEN) and NUL-terminated.
-Result<std::string> pmix_key(std::string_view key) {
-  if (key.empty() || key.size() > PMIX_MAX_KEYLEN || key.find('\0') != std::string_view::npos) {
-    return Status(Code::kInvalidArgument, "bootstrap key of " + std::to_string(key.size()) + " bytes (PMIx allows 1-" +
-                                              std::to_string(PMIX_MAX_KEYLEN) + ", no NUL)");
-  }
+// The exchange's bounds (bootstrap.h), and PMIx keys are C strings.
+Result<std::string> pmix_key(std::string_view key, std::size_t value_len = 0) {
+  AUGUR_RETURN_IF_ERROR(check_key_value(key.size(), value_len));
+  if (key.find('\0') != std::string_view::npos) return Status(Code::kInvalidArgument, "bootstrap key with a NUL byte");
   return std::string(key);
 }
 
@@ -115,12 +113,8 @@ PmixBootstrap::~PmixBootstrap() {
 }
 
 Status PmixBootstrap::put(std::string_view key, std::string_view value) {
-  if (value.size() > kMaxValueBytes) {
-    return Status(Code::kInvalidArgument, "bootstrap value of " + std::to_string(value.size()) + " bytes (at most " +
-                                              std::to_string(kMaxValueBytes) + ")");
-  }
+  AUGUR_ASSIGN_OR_RETURN(std::string k, pmix_key(key, value.size()));
   if (++keys_put_ > kMaxKeysPerRank) return Status(Code::kResourceExhausted, "more than 4096 bootstrap keys");
-  AUGUR_ASSIGN_OR_RETURN(std::string k, pmix_key(key));
   pmix_value_t v;
   PMIX_VALUE_CONSTRUCT(&v);
   v.type = PMIX_BYTE_OBJECT;

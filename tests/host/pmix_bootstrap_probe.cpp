@@ -5,7 +5,8 @@
 //     (NUL bytes, 64 KiB), an empty value stays empty;
 //   - a key never put is kNotFound; a bad key or an oversized value is refused before PMIx;
 //   - a second round of put/fence/get sees the new keys (the engine fences three times);
-//   - check_alive is OK while every rank lives.
+//   - check_alive is OK while every rank lives, and fails naming the rank once an abnormal end is
+//     reported to the event handler.
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -78,6 +79,17 @@ int main() {
   int dead = -2;
   check(boot.check_alive(&dead).ok() && dead == -1, rank, "check_alive while every rank lives");
   check(boot.fence().ok(), rank, "last fence");
+  // What the event handler does with an abnormal end the server reports (the servers here end
+  // the job themselves before sending one): check_alive fails naming the rank, and the first
+  // report is the one kept.
+  const int victim = (rank + 1) % size;
+  boot.on_event(-7, victim, "PROC-ABORTED");  // PMIX_ERR_PROC_ABORTED
+  boot.on_event(-7, rank, "a second report");
+  augur::Status failed = boot.check_alive(&dead);
+  check(failed.code() == Code::kPeerFailure, rank, "check_alive after a reported abort");
+  check(failed.to_string().find("PROC-ABORTED for rank " + std::to_string(victim)) != std::string::npos, rank,
+        "the report names the event and the rank: " + failed.to_string());
+  check(dead == (victim == rank ? -1 : victim), rank, "check_alive names the dead rank");
   if (rank == 0) std::printf("pmix_bootstrap_probe (%d ranks): %s\n", size, failures == 0 ? "ok" : "FAILED");
   return failures == 0 ? 0 : 1;
 }

@@ -49,6 +49,8 @@ inline constexpr std::size_t kMaxKeyBytes = 256;
 inline constexpr std::size_t kMaxValueBytes = 64 * 1024;
 inline constexpr std::size_t kMaxKeysPerRank = 4096;
 inline constexpr int kMaxRanks = 1 << 16;
+// The key and value bounds above, the same for every exchange (TCP, PMIx).
+Status check_key_value(std::size_t key_len, std::size_t value_len);
 
 // The job's key-value server: accepts `size` ranks over TCP, serves fences, and tells every
 // rank when one of them disconnects early (so that nobody hangs). augurrun runs one per job; tests
