@@ -52,6 +52,7 @@ constexpr std::array kSettings{
     integer("AUGUR_SPIN_US", "1000", 0, 10'000'000, "hybrid: microseconds of polling without progress before sleeping (longer than a round trip, or every wait sleeps)"),
     choice("AUGUR_ASSIST", "auto", {"off", "on", "auto"}, "communication-assist thread: on, off, or auto (on when the host has at least 4 cores and two per local rank)"),
     integer("AUGUR_ASSIST_CORE", "-1", -1, 65535, "logical core (hwloc) for the assist thread; -1: near the adapter, off the application's cores"),
+    choice("AUGUR_CONNECT", "lazy", {"lazy", "all"}, "lazy: a rank connects to a peer when it first sends to it, credits it or opens one-sided access to it (a TCP exchange with the peer's wire-up listener, then an RC channel), so memory and connections grow with the peers a rank talks to; all: every pair connects during MPI_Init, as before (docs/runtime.md, Connections)"),
     integer("AUGUR_KEEPALIVE_MS", "1000", 10, 3'600'000, "while waiting, check this often whether a rank died (ms), so a dead peer is reported, not waited for"),
     integer("AUGUR_RCACHE_MAX_BYTES", "1073741824", 4096, std::int64_t{1} << 50, "bound on memory the registration cache keeps registered (bytes)"),
     integer("AUGUR_RCACHE_MAX_ENTRIES", "1024", 1, 1 << 24, "bound on regions the registration cache keeps registered"),

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -66,6 +67,23 @@ Result<Channel::Address> decode_address(const std::string& s) {
 }
 
 constexpr std::uint32_t kIdlePollsBeforeCreditFlush = 64;
+// Progress rounds between two looks at the wire-up (an epoll_wait): a peer asking to connect
+// waits at most this many rounds while we are busy, and the look costs nothing per message.
+constexpr std::uint32_t kRoundsPerWireupPoll = 256;
+
+// The address peers reach this rank's wire-up listener at: on RoCE the IPv4 address of the GID
+// the channels use (reachable by definition, as RoCE v2 is IP), the loopback device 127.0.0.1,
+// otherwise (InfiniBand) the host's name.
+Result<std::string> wireup_host(const nic::Context& ctx, const nic::ConnectOptions& opt) {
+  if (ctx.loopback()) return std::string("127.0.0.1");
+  AUGUR_ASSIGN_OR_RETURN(int index, opt.gid_index >= 0 ? Result<int>(opt.gid_index) : ctx.select_gid_index(opt.port));
+  AUGUR_ASSIGN_OR_RETURN(nic::Gid gid, ctx.query_gid(opt.port, index));
+  const auto& g = gid.raw;
+  if (std::all_of(g.begin(), g.begin() + 10, [](std::uint8_t b) { return b == 0; }) && g[10] == 0xff && g[11] == 0xff) {
+    return std::to_string(g[12]) + "." + std::to_string(g[13]) + "." + std::to_string(g[14]) + "." + std::to_string(g[15]);
+  }
+  return this_host_name();
+}
 
 Status truncation(std::size_t length, std::size_t cap) {
   return {Code::kTruncated, "message of " + std::to_string(length) + " bytes, receive buffer of " + std::to_string(cap)};
@@ -93,21 +111,25 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->ctx_ = std::make_unique<nic::Context>(std::move(ctx));
   AUGUR_ASSIGN_OR_RETURN(nic::ProtectionDomain pd, nic::ProtectionDomain::create(*e->ctx_));
   e->pd_ = std::make_unique<nic::ProtectionDomain>(std::move(pd));
-  const int per_peer = static_cast<int>(3 * cfg.slots + Channel::kMaxReads + Channel::kMaxRma + 8);
   AUGUR_ASSIGN_OR_RETURN(nic::CompletionChannel events, nic::CompletionChannel::create(*e->ctx_));
   e->events_ = std::make_unique<nic::CompletionChannel>(std::move(events));
-  AUGUR_ASSIGN_OR_RETURN(nic::CompletionQueue cq,
-                         nic::CompletionQueue::create(*e->ctx_, std::max(1, e->size_ - 1) * per_peer + static_cast<int>(Channel::kMaxRma),
-                                                                 e->events_.get()));
+  // Room for one-sided operations to oneself and a first peer; open_channel grows it per peer.
+  e->cq_entries_ = e->cq_per_peer() + static_cast<int>(Channel::kMaxRma);
+  AUGUR_ASSIGN_OR_RETURN(nic::CompletionQueue cq, nic::CompletionQueue::create(*e->ctx_, e->cq_entries_, e->events_.get()));
   e->cq_ = std::make_unique<nic::CompletionQueue>(std::move(cq));
   AUGUR_ASSIGN_OR_RETURN(nic::RegCacheLimits lim, nic::reg_cache_limits_from_settings());
   e->send_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kRemoteRead), lim);
   // Receive buffers are written by RDMA READ (rendezvous) and by the peer's direct writes.
   e->recv_cache_ = std::make_unique<nic::RegCache>(nic::pd_registrar(*e->pd_, nic::kLocalWrite | nic::kRemoteWrite), lim);
   // The job's hosts first: the eager limit, which both ends of every channel must agree on,
-  // depends on whether any host is oversubscribed (one fence more at start-up).
+  // depends on whether any host is oversubscribed (start-up's one fence).
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
   AUGUR_RETURN_IF_ERROR(boot.put("augur.host", encode_host_share({this_host_name(), cores})));
+  // Where this rank listens for connections, published in the same fence: the only per-rank
+  // key of a connection, however many peers the job has.
+  AUGUR_ASSIGN_OR_RETURN(std::string wire_host, wireup_host(*e->ctx_, opt.connect));
+  AUGUR_ASSIGN_OR_RETURN(e->wire_, Wireup::create(e->rank_, e->size_, static_cast<std::uint32_t>(kAddressBytes), wire_host));
+  AUGUR_RETURN_IF_ERROR(boot.put("augur.wire", e->wire_->entry()));
   AUGUR_RETURN_IF_ERROR(boot.fence());
   std::vector<HostShare> shares(static_cast<std::size_t>(e->size_));
   for (int p = 0; p < e->size_; ++p) {
@@ -138,27 +160,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(e->size_));
   e->rma_pending_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(e->size_));
   e->connect_opt_ = opt.connect;
-  for (int p = 0; p < e->size_; ++p) {
-    if (p == e->rank_) continue;
-    const ChannelConfig cc{static_cast<std::uint32_t>(e->rank_), static_cast<std::uint32_t>(p), cfg.slots, eager_limit,
-                           cfg.credit_slots};
-    AUGUR_ASSIGN_OR_RETURN(auto ch, Channel::create(*e->ctx_, *e->pd_, *e->cq_, cc, opt.connect));
-    AUGUR_ASSIGN_OR_RETURN(Channel::Address a, ch->address());
-    AUGUR_RETURN_IF_ERROR(boot.put("augur.ch." + std::to_string(p), encode_address(a)));
-    e->peer_of_qp_[ch->qp_num()] = p;
-    Peer& peer = e->peers_[static_cast<std::size_t>(p)];
-    peer.ch = std::move(ch);
-    peer.credits.emplace(cfg.credit_slots, e->credit_counters_);
-  }
-  AUGUR_RETURN_IF_ERROR(boot.fence());
-  for (int p = 0; p < e->size_; ++p) {
-    if (p == e->rank_) continue;
-    AUGUR_ASSIGN_OR_RETURN(std::string s, boot.get(p, "augur.ch." + std::to_string(e->rank_)));
-    AUGUR_ASSIGN_OR_RETURN(Channel::Address a, decode_address(s));
-    AUGUR_RETURN_IF_ERROR(e->peers_[static_cast<std::size_t>(p)].ch->connect(a));
-  }
-  // Nobody sends before everybody's receives are posted (RNR retry would cover it, slowly).
-  AUGUR_RETURN_IF_ERROR(boot.fence());
+  e->active_.reserve(static_cast<std::size_t>(e->size_));
+  if (e->cfg_.connect_all) AUGUR_RETURN_IF_ERROR(e->connect_all_peers());
   // auto: only with cores to spare. On a 2-core host even a single rank's application thread
   // shares the assist thread's core (the OS places an unbound thread anywhere), and every
   // hand-off then waits for the scheduler: measured 3x slower on the p2p suite.
@@ -171,6 +174,88 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
                        cores >= 2u * static_cast<unsigned>(std::max(1, local_ranks)));
   if (assist) AUGUR_RETURN_IF_ERROR(e->start_assist());
   return e;
+}
+
+int Engine::cq_per_peer() const noexcept {
+  return static_cast<int>(3 * cfg_.slots + Channel::kMaxReads + Channel::kMaxRma + 8);
+}
+
+Status Engine::open_channel(int peer) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (p.ch) return Status::Ok();
+  // Every channel's completions share the CQ: grow it before the channel can post work.
+  const int need = static_cast<int>(active_.size() + 1) * cq_per_peer() + static_cast<int>(Channel::kMaxRma);
+  if (need > cq_entries_) {
+    const int want = std::max(need, 2 * cq_entries_);
+    AUGUR_RETURN_IF_ERROR(cq_->resize(want).context("growing the CQ for a connection to rank " + std::to_string(peer)));
+    cq_entries_ = want;
+  }
+  const ChannelConfig cc{static_cast<std::uint32_t>(rank_), static_cast<std::uint32_t>(peer), cfg_.slots, cfg_.eager_limit,
+                         cfg_.credit_slots};
+  AUGUR_ASSIGN_OR_RETURN(p.ch, Channel::create(*ctx_, *pd_, *cq_, cc, connect_opt_));
+  peer_of_qp_[p.ch->qp_num()] = peer;
+  p.credits.emplace(cfg_.credit_slots, credit_counters_);
+  active_.push_back(peer);
+  return Status::Ok();
+}
+
+Status Engine::connect_peer(int peer) {
+  if (wire_->begun(peer) || peers_[static_cast<std::size_t>(peer)].dead) return Status::Ok();
+  AUGUR_ASSIGN_OR_RETURN(std::string entry, boot_.get(peer, "augur.wire"));
+  Status st = wire_->start(peer, entry, *this);
+  if (!st.ok()) return fail_peer(peer, unreachable(peer, st));
+  return Status::Ok();
+}
+
+Result<std::vector<std::byte>> Engine::local_address(int peer) {
+  AUGUR_RETURN_IF_ERROR(open_channel(peer));
+  AUGUR_ASSIGN_OR_RETURN(Channel::Address a, peers_[static_cast<std::size_t>(peer)].ch->address());
+  const std::string s = encode_address(a);
+  const auto* b = reinterpret_cast<const std::byte*>(s.data());
+  return std::vector<std::byte>(b, b + s.size());
+}
+
+Status Engine::remote_address(int peer, std::span<const std::byte> address) {
+  AUGUR_ASSIGN_OR_RETURN(Channel::Address a, decode_address(std::string(reinterpret_cast<const char*>(address.data()), address.size())));
+  return peers_[static_cast<std::size_t>(peer)].ch->connect(a);
+}
+
+void Engine::ready(int peer) {
+  Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (p.dead) return;
+  p.ready = true;
+  // What waited for the connection goes now, in order.
+  Status st = push_sends(peer);
+  if (st.ok() && !p.rma_queue.empty()) st = post_rmas(peer);
+  if (!st.ok()) st = fail_peer(peer, unreachable(peer, st));
+  if (!st.ok() && deferred_.ok()) deferred_ = st;
+}
+
+void Engine::failed(int peer, const Status& why) {
+  Status st = fail_peer(peer, unreachable(peer, why));
+  if (deferred_.ok()) deferred_ = st;
+}
+
+Status Engine::on_wire_event() {
+  wire_tick_ = 0;
+  return wire_->poll(*this);
+}
+
+Status Engine::connect_all_peers() {
+  // Lower ranks ask higher ones, so that each pair makes one exchange.
+  for (int p = rank_ + 1; p < size_; ++p) AUGUR_RETURN_IF_ERROR(connect_peer(p));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (;;) {
+    bool all = true;
+    for (int p = 0; p < size_ && all; ++p) all = p == rank_ || peers_[static_cast<std::size_t>(p)].ready;
+    if (all) return Status::Ok();
+    AUGUR_RETURN_IF_ERROR(on_wire_event());
+    AUGUR_RETURN_IF_ERROR(progress_once());
+    if (std::chrono::steady_clock::now() > deadline) {
+      return Status(Code::kTimeout, "AUGUR_CONNECT=all: not every rank connected within 60 s");
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
@@ -246,8 +331,9 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   }
   Peer& peer = peers_[static_cast<std::size_t>(dest)];
   if (peer.dead) return Status(Code::kPeerFailure, "rank " + std::to_string(dest) + " is gone");
+  if (!peer.ready) AUGUR_RETURN_IF_ERROR(connect_peer(dest));  // queued below until connected
   const bool eager = len <= cfg_.eager_limit && !synchronous;
-  if (eager && peer.out.empty()) {  // nothing queued ahead of it: send now, no queue entry
+  if (eager && peer.out.empty() && peer.ready) {  // nothing queued ahead of it: send now, no queue entry
     AUGUR_ASSIGN_OR_RETURN(Path path, send_eager(peer, context, tag, buf, static_cast<std::uint32_t>(len), req->layout()));
     if (path != Path::kNone) {
       finish(*req, path);  // copied into the send slot: the user buffer is free
@@ -494,6 +580,7 @@ Status Engine::progress_once() {
     } else if ((c.wr_id >> 32) == Channel::kRmaKind) {  // one-sided: after the message kinds
       if (!p.dead) st = on_rma_done(peer, c);  // after a failure its operations were failed already
     } else {
+      if (!p.ready) [[unlikely]] wire_->peer_spoke(peer, *this);
       Result<std::optional<Arrival>> a = p.ch->on_completion(c);
       if (!a.ok()) {
         st = a.status();
@@ -512,16 +599,22 @@ Status Engine::progress_once() {
       if (first_error.ok()) first_error = st;
     }
   }
-  for (int peer = 0; peer < size_; ++peer) {
+  if (Peer& self = peers_[static_cast<std::size_t>(rank_)]; !self.rma_queue.empty()) {
+    if (Status st = post_rmas(rank_); !st.ok() && first_error.ok()) first_error = st;
+  }
+  for (int peer : active_) {  // the peers with a channel: the rest have nothing to push
     Peer& p = peers_[static_cast<std::size_t>(peer)];
     if (!p.rma_queue.empty() && !p.dead) {
       if (Status st = post_rmas(peer); !st.ok() && first_error.ok()) first_error = fail_peer(peer, unreachable(peer, st));
     }
-    if (!p.ch || p.dead) continue;
+    if (p.dead) continue;
     Status st = push_sends(peer);
     // Credits ride on our messages; only a receiver that stays quiet writes them out.
     if (st.ok() && idle_polls_ >= kIdlePollsBeforeCreditFlush) st = p.ch->flush_credits();
     if (!st.ok() && first_error.ok()) first_error = fail_peer(peer, unreachable(peer, st));
+  }
+  if (++wire_tick_ >= kRoundsPerWireupPoll) {
+    if (Status st = on_wire_event(); !st.ok() && first_error.ok()) first_error = st;
   }
   if (!deferred_.ok()) {
     if (first_error.ok()) first_error = deferred_;
@@ -624,9 +717,21 @@ Result<RequestPtr> Engine::receive_taken(std::uint64_t message, const RequestPtr
   return req;
 }
 
+Status Engine::connect_for_test(int peer) {
+  AUGUR_RETURN_IF_ERROR(connect_peer(peer));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!peers_[static_cast<std::size_t>(peer)].ready) {
+    AUGUR_RETURN_IF_ERROR(on_wire_event());
+    AUGUR_RETURN_IF_ERROR(progress_once());
+    if (std::chrono::steady_clock::now() > deadline) return Status(Code::kTimeout, "no connection to rank " + std::to_string(peer));
+  }
+  return Status::Ok();
+}
+
 Result<bool> Engine::send_raw_message_for_test(int peer, proto::MsgType type, std::uint32_t context, std::int32_t tag,
                                                std::uint32_t length, std::span<const std::byte> body) {
   if (driver_.assisted() || peer == rank_ || peer < 0 || peer >= size_) return Status(Code::kInvalidArgument, "raw message");
+  AUGUR_RETURN_IF_ERROR(connect_for_test(peer));
   return peers_[static_cast<std::size_t>(peer)].ch->try_send(type, context, tag, length, body);
 }
 
@@ -634,6 +739,7 @@ Status Engine::force_qp_error_for_test(int peer) {
   if (driver_.assisted() || peer == rank_ || peer < 0 || peer >= size_) {
     return Status(Code::kInvalidArgument, "QP error injection");
   }
+  AUGUR_RETURN_IF_ERROR(connect_for_test(peer));
   return peers_[static_cast<std::size_t>(peer)].ch->force_error_for_test();
 }
 

@@ -65,6 +65,10 @@ std::string Engine::stats_line() const {
   }
   const nic::PinnedCounters pinned = nic::pinned_counters();
   kv("peers_connected", peers);
+  const Wireup::Counters wc = wire_ ? wire_->counters() : Wireup::Counters{};
+  kv("wireup_initiated", wc.initiated);
+  kv("wireup_accepted", wc.accepted);
+  kv("wireup_rejected", wc.rejected);
   kv("channel_bytes", channel_bytes);
   kv("pinned_bytes", pinned.bytes);
   kv("pinned_peak_bytes", pinned.peak_bytes);
@@ -92,6 +96,18 @@ EngineCounters Engine::counters() const {
     c.credits_used = credit_counters_.used;
     c.credits_revoked = credit_counters_.revoked;
   });
+  return c;
+}
+
+int Engine::peers_connected() const {
+  int n = 0;
+  call_in_assist([&] { n = static_cast<int>(active_.size()); });
+  return n;
+}
+
+Wireup::Counters Engine::wireup_counters() const {
+  Wireup::Counters c;
+  call_in_assist([&] { c = wire_->counters(); });
   return c;
 }
 
@@ -151,6 +167,8 @@ Result<EngineConfig> engine_config_from_settings() {
   c.landing_max = static_cast<std::uint32_t>(landing_max);
   AUGUR_ASSIGN_OR_RETURN(std::int64_t remap_min, setting_int("AUGUR_REMAP_MIN"));
   c.remap_min = static_cast<std::uint32_t>(std::min<std::int64_t>(remap_min, 0xffffffff));
+  AUGUR_ASSIGN_OR_RETURN(std::string_view connect, setting_choice("AUGUR_CONNECT"));
+  c.connect_all = connect == "all";
   return c;
 }
 

@@ -15,6 +15,7 @@ namespace augur::host {
 Status Engine::give_credit(int peer, const RequestPtr& req, void* buf, std::size_t len, std::uint32_t context,
                            std::int32_t tag) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (!p.ready) return connect_peer(peer);  // no credit until connected: the message comes by bounce or RTS
   ChannelWriter w(*p.ch);
   AUGUR_RETURN_IF_ERROR(p.credits->give(w, *recv_cache_, req, buf, len, context, tag));
   if (req->credit_slot >= 0) req->credit_peer = peer;
@@ -25,6 +26,7 @@ Status Engine::stage_credit(const predictor::RecvCall& call) {  // the policy ch
   if (steer_->landable(call.count, call.source, call.tag)) return stage_landing(call);  // early placement on
   Peer& p = peers_[static_cast<std::size_t>(call.source)];
   if (p.dead) return Status::Ok();
+  if (!p.ready) return connect_peer(call.source);  // credits from the next prediction on
   ChannelWriter w(*p.ch);
   return p.credits->stage(w, *recv_cache_, reinterpret_cast<const void*>(static_cast<std::uintptr_t>(call.buffer)),
                           call.count, call.comm, call.tag, cfg_.predict_depth);

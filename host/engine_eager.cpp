@@ -52,6 +52,7 @@ AUGUR_HOT_PATH Result<Path> Engine::send_eager(Peer& p, std::uint32_t context, s
 
 Status Engine::push_sends(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (!p.ready) return Status::Ok();  // Engine::ready sends them
   while (!p.out.empty() && !p.dead) {
     OutMsg& m = p.out.front();
     if (m.type == proto::MsgType::kEager) {

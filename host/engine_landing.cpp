@@ -24,6 +24,7 @@ constexpr std::size_t kMaxSpareZones = 8;
 Status Engine::stage_landing(const predictor::RecvCall& call) {
   Peer& p = peers_[static_cast<std::size_t>(call.source)];
   if (p.dead) return Status::Ok();
+  if (!p.ready) return connect_peer(call.source);  // zones from the next prediction on
   const std::span<const CreditBook::Given> given = p.credits->given();
   // A zone out for the envelope takes its next message; the predicted receive needs one of its
   // own only if that message goes to the receive just posted (still waiting).

@@ -82,7 +82,8 @@ bool Engine::run_commands() {
 }
 
 int Engine::sleep_cap(int timeout_ms) const noexcept {
-  for (const Peer& p : peers_) {
+  for (int peer : active_) {
+    const Peer& p = peers_[static_cast<std::size_t>(peer)];
     // Queued sends wait for credits, which a peer may return by RDMA WRITE alone: no completion
     // would wake us, so sleep briefly (rare: a flood against a holding receiver).
     if (!p.out.empty() && !p.dead) return std::min(timeout_ms, 1);

@@ -89,6 +89,10 @@ Status Engine::start_rma(int peer, RmaStart op) {
       return st;
     }
   }
+  if (peer != rank_ && !p.ready) {  // posted when connected (Engine::ready)
+    p.rma_queue.push_back(std::move(op));
+    return connect_peer(peer);
+  }
   // Nothing queued ahead and room on the send queue: post now, without a trip through the queue.
   if (p.rma_queue.empty() && p.rma_in_flight < Channel::kMaxRma) {
     Result<bool> posted = post_rma(peer, op);
@@ -121,6 +125,7 @@ Status Engine::open_self_rma() {
 
 Status Engine::post_rmas(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
+  if (peer != rank_ && !p.ready) return Status::Ok();
   while (!p.rma_queue.empty() && p.rma_in_flight < Channel::kMaxRma) {
     AUGUR_ASSIGN_OR_RETURN(bool posted, post_rma(peer, p.rma_queue.front()));
     if (!posted) return Status::Ok();  // an atomic completes first

@@ -246,12 +246,13 @@ Status ProgressDriver::sleep_for_completion(int timeout_ms) {
   timeout_ms = target_.sleep_cap(timeout_ms);
   AUGUR_ASSIGN_OR_RETURN(bool may_sleep, target_.arm_for_sleep());
   if (!may_sleep) return Status::Ok();
-  // The assist thread is also woken by commands (wake_fd_); an application thread only by the CQ.
-  pollfd fds[2] = {{target_.event_fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
-  const int rc = ::poll(fds, assisted_ ? 2 : 1, timeout_ms);
+  // The assist thread is also woken by commands (wake_fd_); both by a peer's wire-up.
+  pollfd fds[3] = {{target_.event_fd(), POLLIN, 0}, {target_.wire_fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
+  const int rc = ::poll(fds, assisted_ ? 3 : 2, timeout_ms);  // a negative fd is skipped
   if (rc < 0 && errno != EINTR) return errno_status(errno, "poll(completion channel)");
   if (rc > 0 && (fds[0].revents & POLLIN) != 0) AUGUR_RETURN_IF_ERROR(target_.take_event());
-  if (rc > 0 && assisted_ && (fds[1].revents & POLLIN) != 0) {
+  if (rc > 0 && (fds[1].revents & POLLIN) != 0) AUGUR_RETURN_IF_ERROR(target_.on_wire_event());
+  if (rc > 0 && assisted_ && (fds[2].revents & POLLIN) != 0) {
     std::uint64_t n = 0;
     (void)!::read(wake_fd_.get(), &n, sizeof n);
   }

@@ -377,6 +377,17 @@ void destroy(Cq* cq) noexcept {
   delete cq;
 }
 
+Status resize(Cq& cq, int min_entries) {
+  if (min_entries < 1 || static_cast<std::uint32_t>(min_entries) > limits().max_cqe) {
+    return Status(Code::kInvalidArgument, "loopback: CQ of " + std::to_string(min_entries) + " entries");
+  }
+  Device& d = dev();
+  std::lock_guard lock(d.mu);
+  if (static_cast<std::size_t>(min_entries) < cq.q.size()) return Status(Code::kInvalidArgument, "loopback: CQ resized below its fill");
+  cq.capacity = static_cast<std::size_t>(min_entries);
+  return Status::Ok();
+}
+
 Result<std::size_t> poll(Cq& cq, std::span<Completion> out) {
   Device& d = dev();
   std::lock_guard lock(d.mu);

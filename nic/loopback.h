@@ -49,6 +49,7 @@ int channel_fd(const Channel& ch) noexcept;
 
 Result<Cq*> create_cq(int min_entries, Channel* ch);
 void destroy(Cq* cq) noexcept;
+Status resize(Cq& cq, int min_entries);
 // The operations on the per-message path stay out of line: verbs.cpp calls them from the
 // functions that AUGUR_HOT_PATH flattens into the eager send and the completion handler, and
 // inlined there they made the device path 70 instructions a send and 23 a completion longer

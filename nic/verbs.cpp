@@ -262,6 +262,12 @@ Result<CompletionQueue> CompletionQueue::create(const Context& ctx, int min_entr
   return CompletionQueue(cq);
 }
 
+Status CompletionQueue::resize(int min_entries) {
+  if (loop_) return loop::resize(*loop_, min_entries);
+  if (int rc = ibv_resize_cq(cq_.get(), min_entries); rc != 0) return verbs_error(rc, "ibv_resize_cq");
+  return Status::Ok();
+}
+
 namespace {
 WcOpcode to_opcode(ibv_wc_opcode op) {
   switch (op) {

@@ -101,7 +101,7 @@ TEST(Settings, EveryEnumNameParsesToItsIndex) {
     }
     unsetenv(name.c_str());
   }
-  EXPECT_EQ(enums, 6);  // AUGUR_STEERING, AUGUR_EARLY, AUGUR_PREDICTOR, AUGUR_WAIT, AUGUR_ASSIST, AUGUR_PMIX
+  EXPECT_EQ(enums, 7);  // AUGUR_STEERING, AUGUR_EARLY, AUGUR_PREDICTOR, AUGUR_WAIT, AUGUR_ASSIST, AUGUR_CONNECT, AUGUR_PMIX
 }
 
 TEST(Settings, EveryDefaultParses) {

@@ -35,6 +35,7 @@
 #include "augur/host/progress.h"
 #include "augur/host/request.h"
 #include "augur/host/steering.h"
+#include "augur/host/wireup.h"
 #include "augur/nic/reg_cache.h"
 #include "augur/nic/verbs.h"
 
@@ -79,12 +80,14 @@ struct EngineConfig {
   enum class Early : std::uint8_t { kOff, kLanding } early = Early::kOff;
   std::uint32_t landing_max = 4u << 20;
   std::uint32_t remap_min = 0;  // measured: copying is cheaper here at every size (docs/early.md)
+  // Connect every pair in create (AUGUR_CONNECT=all) instead of on first use (wireup.h).
+  bool connect_all = false;
 };
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
 // AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS, AUGUR_DIRECT_MIN, AUGUR_DIRECT_MAX, AUGUR_EARLY,
-// AUGUR_LANDING_MAX, AUGUR_REMAP_MIN.
+// AUGUR_LANDING_MAX, AUGUR_REMAP_MIN, AUGUR_CONNECT.
 Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
@@ -132,9 +135,11 @@ struct RmaTarget {
   std::uint32_t rkey = 0;
 };
 
-class Engine final : private ProgressTarget {
+class Engine final : private ProgressTarget, private Wireup::Handler {
  public:
-  // Connects to every rank of the job through `boot` (collective: every rank must call it).
+  // Joins the job through `boot` (collective: every rank must call it): publishes where this
+  // rank listens for connections, which are made on first use (wireup.h), or at once with
+  // connect_all.
   // `boot` must outlive the engine: it also tells the engine when a rank dies.
   static Result<std::unique_ptr<Engine>> create(Bootstrap& boot, const EngineConfig& cfg);
   ~Engine();
@@ -216,6 +221,10 @@ class Engine final : private ProgressTarget {
   // Snapshots (taken by the assist thread when there is one).
   [[nodiscard]] EngineCounters counters() const;
   [[nodiscard]] const EngineConfig& config() const noexcept { return cfg_; }
+  // Peers this rank has a channel to (made on first use, or all with connect_all), and what its
+  // wire-up did (wireup.h).
+  [[nodiscard]] int peers_connected() const;
+  [[nodiscard]] Wireup::Counters wireup_counters() const;
   // Both registration caches together.
   [[nodiscard]] nic::RegCacheCounters rcache_counters() const;
   // Work of the layer above that the assist thread runs after each of its rounds (the MPI shim's
@@ -322,6 +331,7 @@ class Engine final : private ProgressTarget {
     std::deque<RmaStart> rma_queue;              // one-sided operations waiting for send queue room
     std::uint32_t rma_in_flight = 0;
     bool dead = false;
+    bool ready = false;  // connected at both ends (wireup.h): the channel may carry messages
   };
 
   // A command from an application thread to the assist thread (ProgressDriver::enqueue).
@@ -373,6 +383,18 @@ class Engine final : private ProgressTarget {
   [[nodiscard]] int event_fd() const noexcept override;
   [[nodiscard]] int sleep_cap(int timeout_ms) const noexcept override;
   Status start_assist();
+  [[nodiscard]] int wire_fd() const noexcept override { return wire_ ? wire_->fd() : -1; }
+  Status on_wire_event() override;
+  // Connections (host/engine.cpp): the wire-up's handler, and starting an exchange.
+  Result<std::vector<std::byte>> local_address(int peer) override;
+  Status remote_address(int peer, std::span<const std::byte> address) override;
+  void ready(int peer) override;
+  void failed(int peer, const Status& why) override;
+  [[nodiscard]] int cq_per_peer() const noexcept;  // CQ entries one channel may need at once
+  Status open_channel(int peer);       // creates the channel and credit book if there are none
+  Status connect_peer(int peer);       // starts the wire-up with `peer` unless it has begun
+  Status connect_all_peers();
+  Status connect_for_test(int peer);   // the test hooks: connects and waits (no assist thread)          // AUGUR_CONNECT=all: every peer, waiting until all are ready
   // Assisted: queues a start_send / start_recv for the assist thread.
   void enqueue(Command::Kind kind, Command::Op op) const;
   // Runs f on the assist thread and waits for it; inline when there is none (or on it). A
@@ -483,6 +505,10 @@ class Engine final : private ProgressTarget {
   std::unique_ptr<nic::QueuePair> self_qp_;
   std::unique_ptr<nic::QueuePair> self_peer_qp_;
   nic::ConnectOptions connect_opt_;
+  std::unique_ptr<Wireup> wire_;
+  std::vector<int> active_;  // peers with a channel, in the order connected: what progress visits
+  int cq_entries_ = 0;       // the CQ's size: (channels + 1) x per-peer need, grown by open_channel
+  std::uint32_t wire_tick_ = 0;  // progress rounds since the wire-up was last polled
   // Last: its destructor stops the assist thread before anything that thread uses is gone.
   ProgressDriver driver_;
 };

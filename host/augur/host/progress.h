@@ -58,6 +58,10 @@ class ProgressTarget {
   // The longest a sleep may last: a sender waiting for credits that a peer returns by RDMA WRITE
   // alone gets no completion, so the target shortens sleeps while it has such sends.
   [[nodiscard]] virtual int sleep_cap(int timeout_ms) const noexcept = 0;
+  // A second descriptor a sleeper watches (-1: none): readable when a peer asks to connect or
+  // answers (Wireup), which on_wire_event then handles.
+  [[nodiscard]] virtual int wire_fd() const noexcept { return -1; }
+  virtual Status on_wire_event() { return Status::Ok(); }
 
  protected:
   ~ProgressTarget() = default;

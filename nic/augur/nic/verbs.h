@@ -178,6 +178,8 @@ class CompletionQueue {
  public:
   // `channel` may be null for a polled-only CQ.
   static Result<CompletionQueue> create(const Context& ctx, int min_entries, CompletionChannel* channel);
+  // Grows (or shrinks) the CQ to hold at least `min_entries` completions; work in flight stays.
+  Status resize(int min_entries);
   // Polls up to out.size() completions; returns how many were written.
   Result<std::size_t> poll(std::span<Completion> out);
   // Asks for an event on the channel at the next completion (then poll again to close the race).
