@@ -99,6 +99,22 @@ EngineCounters Engine::counters() const {
   return c;
 }
 
+bool Engine::quiet() const {
+  bool q = true;
+  call_in_assist([&] {
+    for (int peer : active_) {
+      const Peer& p = peers_[static_cast<std::size_t>(peer)];
+      if (p.dead) continue;
+      if (!p.out.empty() || !p.awaiting_fin.empty() || !p.writing.empty() || !p.read_queue.empty() || p.reads_in_flight != 0 ||
+          !p.rma_queue.empty() || p.rma_in_flight != 0) {
+        q = false;
+        return;
+      }
+    }
+  });
+  return q;
+}
+
 int Engine::peers_connected() const {
   int n = 0;
   call_in_assist([&] { n = static_cast<int>(active_.size()); });

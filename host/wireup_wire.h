@@ -137,7 +137,7 @@ inline Result<Listen> parse_listen(std::string_view s, int rank) {
     if (!ok) return bad("host has a character outside [A-Za-z0-9._-]");
   }
   const std::string_view port = s.substr(a + 1, b - a - 1);
-  if (port.empty() || port.size() > 5) return bad("port '" + std::string(port) + "'");
+  if (port.empty() || port.size() > 5 || port[0] == '0') return bad("port '" + std::string(port) + "'");
   std::uint32_t p = 0;
   for (char c : port) {
     if (c < '0' || c > '9') return bad("port '" + std::string(port) + "'");

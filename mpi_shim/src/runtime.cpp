@@ -508,11 +508,11 @@ AUGUR_MPI_FN(int, Finalize, (void), ()) {
   for (MPI_Comm c : {MPI_COMM_SELF, MPI_COMM_WORLD}) {
     AUGUR_MPI_CHECK(c, "MPI_Finalize", delete_attrs(Keyval::Kind::kComm, c, &comm_of(c)->attrs));
   }
-  // Buffered and freed sends still in flight must arrive before the connections go.
-  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", wait_until([&] { return s.background.empty(); }));
-  // Every rank leaves only when every rank has arrived: no RDMA traffic is still owed.
-  const int rc = PMPI_Barrier(MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return rc;
+  // Buffered and freed sends still in flight must arrive before the connections go, and nothing
+  // may still be owed to a peer (a FIN, a READ, a queued message): Engine::quiet.
+  AUGUR_MPI_CHECK(MPI_COMM_WORLD, "MPI_Finalize", wait_until([&] { return s.background.empty() && s.engine->quiet(); }));
+  // Every rank leaves only when every rank has arrived. The bootstrap's fence, not a barrier
+  // over the channels: that would connect each rank to log2(N) more peers at the very end.
   augur::Status f = s.boot->fence();
   if (!f.ok()) return raise(MPI_COMM_WORLD, "MPI_Finalize", from_status(f));
   s.reqs.clear();

@@ -18,6 +18,7 @@
 #include "augur/nic/wire.h"
 #include "augur/predictor/trace.h"
 #include "bootstrap_wire.h"
+#include "wireup_wire.h"
 
 namespace nic = augur::nic;
 namespace proto = augur::host::proto;
@@ -167,6 +168,23 @@ void bootstrap_seeds() {
                                     {"cluster", {"node-7.cluster", 64}}}) {
     const std::string e = augur::host::encode_host_share(share);
     write_seed("host_share", name, Bytes(e.begin(), e.end()));
+  }
+
+  // Wire-up: an entry (selector 1), and REQ / RTU headers for rank 1 of 4, nonce 0x0102..08,
+  // from rank 0 (selector 0, then self, size, nonce, from in host order as the harness reads).
+  const std::string entry = augur::host::wireup::encode_listen({"10.0.2.15", 40123, 0x0123456789abcdefULL});
+  Bytes eb = {1};
+  eb.insert(eb.end(), entry.begin(), entry.end());
+  write_seed("wireup", "entry", eb);
+  for (auto type : {augur::host::wireup::Type::kReq, augur::host::wireup::Type::kRtu}) {
+    Bytes w = {0};
+    put_host(w, std::uint32_t{1});
+    put_host(w, std::uint32_t{4});
+    put_host(w, std::uint64_t{0x0102030405060708ULL});
+    w.push_back(0);
+    const std::vector<std::byte> a(type == augur::host::wireup::Type::kRtu ? 0 : 84, std::byte{7});
+    append(w, augur::host::wireup::encode(type, 0, 1, 0x0102030405060708ULL, a));
+    write_seed("wireup", type == augur::host::wireup::Type::kRtu ? "rtu" : "req", w);
   }
 
   Bytes hello(4), put;

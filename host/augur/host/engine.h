@@ -221,6 +221,11 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   // Snapshots (taken by the assist thread when there is one).
   [[nodiscard]] EngineCounters counters() const;
   [[nodiscard]] const EngineConfig& config() const noexcept { return cfg_; }
+  // Nothing is owed to any peer: no message queued or being read or written, no rendezvous
+  // send waiting for its FIN, no one-sided operation in flight. MPI_Finalize progresses until
+  // it holds, then meets the other ranks in the bootstrap's fence (no barrier over channels,
+  // which would connect every rank to log2(N) partners it may never have talked to).
+  [[nodiscard]] bool quiet() const;
   // Peers this rank has a channel to (made on first use, or all with connect_all), and what its
   // wire-up did (wireup.h).
   [[nodiscard]] int peers_connected() const;
