@@ -1,5 +1,5 @@
-// The engine's core: construction and wire-up (Engine::create exchanges channel addresses through the
-// bootstrap and connects every peer), the public entry points that post work (isend, irecv, probe, cancel,
+// The engine's core: construction and connections (Engine::create publishes the wire-up listener through
+// the bootstrap; channels are made on first use, host/augur/host/wireup.h), the public entry points that post work (isend, irecv, probe, cancel,
 // the matched-probe receives), matching a message to its receive (match_and_start), completion dispatch
 // (progress_once, deliver for every message type but eager) and failing a peer. The protocols these call
 // live in the other engine_*.cpp files, one concern each, so that each can be read alone

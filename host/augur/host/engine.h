@@ -398,8 +398,8 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   [[nodiscard]] int cq_per_peer() const noexcept;  // CQ entries one channel may need at once
   Status open_channel(int peer);       // creates the channel and credit book if there are none
   Status connect_peer(int peer);       // starts the wire-up with `peer` unless it has begun
-  Status connect_all_peers();
-  Status connect_for_test(int peer);   // the test hooks: connects and waits (no assist thread)          // AUGUR_CONNECT=all: every peer, waiting until all are ready
+  Status connect_all_peers();          // AUGUR_CONNECT=all: every peer, waiting until all are ready
+  Status connect_for_test(int peer);   // the test hooks: connects and waits (no assist thread)
   // Assisted: queues a start_send / start_recv for the assist thread.
   void enqueue(Command::Kind kind, Command::Op op) const;
   // Runs f on the assist thread and waits for it; inline when there is none (or on it). A
