@@ -224,8 +224,21 @@ void Engine::ready(int peer) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   if (p.dead) return;
   p.ready = true;
+  // Receives from it posted before the connection get the credits they could not get then
+  // (under the rule start_recv applies: none posted before them could take their message).
+  Status st;
+  if (cfg_.steering != Steering::kOff) {
+    match_.for_each_posted_from(peer, [&](std::uint32_t context, std::int32_t tag, PostedRecv& r, bool earlier) {
+      // (Layout receives are never credited: start_recv_layout gives none.)
+      if (!st.ok() || earlier || r.req->credit_slot >= 0 || !r.req->runs.empty() || !steer_->creditable(r.cap, peer, tag) ||
+          steer_->skip_credit(peer)) {
+        return;
+      }
+      st = give_credit(peer, r.req, r.buf, r.cap, context, tag);
+    });
+  }
   // What waited for the connection goes now, in order.
-  Status st = push_sends(peer);
+  if (st.ok()) st = push_sends(peer);
   if (st.ok() && !p.rma_queue.empty()) st = post_rmas(peer);
   if (!st.ok()) st = fail_peer(peer, unreachable(peer, st));
   if (!st.ok() && deferred_.ok()) deferred_ = st;

@@ -58,14 +58,16 @@ std::string Engine::stats_line() const {
   // Memory: what the process has pinned (every region, user buffers in the caches included),
   // and the part that grows with the peers it is connected to (docs/launch.md, memory).
   std::uint64_t peers = 0, channel_bytes = 0;
-  for (const Peer& p : peers_) {
-    if (!p.ch) continue;
-    ++peers;
-    channel_bytes += p.ch->registered_bytes();
-  }
+  Wireup::Counters wc;
+  call_in_assist([&] {  // channels are made on the assist thread, when there is one
+    for (int peer : active_) {
+      ++peers;
+      channel_bytes += peers_[static_cast<std::size_t>(peer)].ch->registered_bytes();
+    }
+    if (wire_) wc = wire_->counters();
+  });
   const nic::PinnedCounters pinned = nic::pinned_counters();
   kv("peers_connected", peers);
-  const Wireup::Counters wc = wire_ ? wire_->counters() : Wireup::Counters{};
   kv("wireup_initiated", wc.initiated);
   kv("wireup_accepted", wc.accepted);
   kv("wireup_rejected", wc.rejected);

@@ -170,6 +170,36 @@ Status stranger_main(std::uint16_t port, int rank) {
 
 TEST(Connect, StrangersAreRejectedAndTheJobGoesOn) { run_ranks(2, stranger_main); }
 
+// A receive posted before its peer is connected gets its credit when the connection is ready:
+// rank 0 posts a receive from rank 1 (which starts the connection, as a credit is due), then a
+// second one for the "go" it sends back; rank 1's reply to the go lands directly in the first.
+Status late_credit_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(auto boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, 120s));
+  AUGUR_ASSIGN_OR_RETURN(auto e, Engine::create(*boot, {.slots = 8, .eager_limit = 4096, .steering = Steering::kPosted,
+                                                        .assist = EngineConfig::Assist::kOff}));
+  std::vector<std::byte> data(3000), go(1);
+  if (rank == 0) {
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e->irecv(data.data(), data.size(), 1, 4, kCtx));
+    CHECK(r->credit_slot < 0, "credited before a connection existed");
+    CHECK(e->peers_connected() == 1, "the receive did not start the connection");
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr g, e->isend(go.data(), go.size(), 1, 5, kCtx));  // goes once connected
+    AUGUR_RETURN_IF_ERROR(e->wait(g, kWaitMs));
+    AUGUR_RETURN_IF_ERROR(e->wait(r, kWaitMs));
+    AUGUR_RETURN_IF_ERROR(check_filled(data, 1, 4));
+    CHECK(r->path == Path::kDirect, "the receive posted before the connection was not placed directly");
+  } else {
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr g, e->irecv(go.data(), go.size(), 0, 5, kCtx));
+    AUGUR_RETURN_IF_ERROR(e->wait(g, kWaitMs));
+    const std::vector<std::byte> out = filled(1, data.size(), 4);
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e->isend(out.data(), out.size(), 0, 4, kCtx));
+    AUGUR_RETURN_IF_ERROR(e->wait(s, kWaitMs));
+  }
+  AUGUR_RETURN_IF_ERROR(boot->fence());
+  return Status::Ok();
+}
+
+TEST(Connect, AReceivePostedBeforeTheConnectionIsCreditedWhenItIsReady) { run_ranks(2, late_credit_main); }
+
 // Rank 1 leaves (its engine and listener gone) without ever being talked to; rank 0's first send
 // to it then fails with PEER_FAILURE naming rank 1, within the connect's bound, and the engine
 // goes on: a send to oneself still works.

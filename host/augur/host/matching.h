@@ -139,6 +139,27 @@ class MatchQueues {
     return b != c->second.posted.end() && overlaps(b->second);
   }
 
+  // Visits the receives posted for `source`, in every communicator, each bin earliest first, as
+  // f(context, tag, recv, earlier): `earlier` says whether a receive posted before it (for that
+  // source or ANY_SOURCE, same communicator) could take a message meant for it, which is when
+  // posted_conflicts would have refused it a credit at its post.
+  template <typename F>
+  void for_each_posted_from(std::int32_t source, F&& f) {
+    if (posted_count_ == 0) return;
+    for (auto& [id, c] : ctx_) {
+      auto b = c.posted.find(source);
+      if (b == c.posted.end()) continue;
+      std::deque<Posted>& bin = b->second;
+      for (std::size_t i = 0; i < bin.size(); ++i) {
+        const Posted& r = bin[i];
+        auto takes = [&](const Posted& x) { return x.seq < r.seq && (x.p.tag_matches(r.p.tag) || r.p.tag == kAnyTag); };
+        const bool earlier = std::any_of(bin.begin(), bin.begin() + static_cast<std::ptrdiff_t>(i), takes) ||
+                             std::any_of(c.posted_any.begin(), c.posted_any.end(), takes);
+        f(id, r.p.tag, bin[i].recv, earlier);
+      }
+    }
+  }
+
   [[nodiscard]] std::size_t posted_count() const noexcept { return posted_count_; }
   [[nodiscard]] std::size_t unexpected_count() const noexcept { return unexpected_count_; }
 
