@@ -78,7 +78,7 @@ Result<std::size_t> read_some(int fd, Bytes& in, std::string_view what) {
   }
 }
 
-Result<Listener> listen(const std::string& addr, std::uint16_t port, std::string_view what) {
+Result<Listener> listen(const std::string& addr, std::uint16_t port, std::string_view what, int backlog) {
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
   sa.sin_port = htons(port);
@@ -89,7 +89,7 @@ Result<Listener> listen(const std::string& addr, std::uint16_t port, std::string
   if (!fd.valid()) return errno_status(errno, "socket");
   int one = 1;
   ::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd.get(), 128) != 0) {
+  if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&sa), sizeof sa) != 0 || ::listen(fd.get(), backlog) != 0) {
     return errno_status(errno, std::string(what) + " bind/listen on " + addr + ":" + std::to_string(port));
   }
   socklen_t len = sizeof sa;

@@ -24,8 +24,9 @@ struct Listener {
   UniqueFd fd;
   std::uint16_t port = 0;
 };
-// A listening IPv4 socket on `addr`:`port` (port 0: any free port), close-on-exec.
-Result<Listener> listen(const std::string& addr, std::uint16_t port, std::string_view what);
+// A listening IPv4 socket on `addr`:`port` (port 0: any free port), close-on-exec, with room
+// for `backlog` connections not yet accepted (the kernel caps it at net.core.somaxconn).
+Result<Listener> listen(const std::string& addr, std::uint16_t port, std::string_view what, int backlog = 128);
 
 // Connects to host:port (a name or IPv4 address), retrying until `timeout` while nobody listens
 // yet. TCP_NODELAY is set: every protocol above is request/response.

@@ -44,7 +44,9 @@ Wireup::~Wireup() = default;
 
 Result<std::unique_ptr<Wireup>> Wireup::create(int rank, int size, std::uint32_t address_bytes, const std::string& host) {
   std::unique_ptr<Wireup> w(new Wireup(rank, size, address_bytes));
-  AUGUR_ASSIGN_OR_RETURN(tcp::Listener l, tcp::listen("0.0.0.0", 0, "wire-up"));
+  // Many ranks may ask at once (a gather to one root): the largest backlog the kernel allows,
+  // as a connect that finds it full waits for the kernel's SYN retry.
+  AUGUR_ASSIGN_OR_RETURN(tcp::Listener l, tcp::listen("0.0.0.0", 0, "wire-up", SOMAXCONN));
   const int flags = ::fcntl(l.fd.get(), F_GETFL);
   if (flags < 0 || ::fcntl(l.fd.get(), F_SETFL, flags | O_NONBLOCK) != 0) return errno_status(errno, "fcntl(wire-up listener)");
   w->listener_ = std::move(l.fd);
