@@ -45,9 +45,10 @@ Status unreachable(int peer, const Status& st) {
   return Status(Code::kPeerFailure, "connection to rank " + std::to_string(peer) + " failed: " + st.to_string());
 }
 
-std::string encode_address(const Channel::Address& a) {
-  std::string s(kAddressBytes, '\0');
-  auto* p = reinterpret_cast<std::byte*>(s.data());
+// A channel address as the wire-up carries it (the peer's decode_address checks every field).
+std::vector<std::byte> encode_address(const Channel::Address& a) {
+  std::vector<std::byte> s(kAddressBytes);
+  std::byte* p = s.data();
   nic::encode(a.qp, std::span<std::byte, sizeof(nic::QpAddress)>(p, sizeof(nic::QpAddress)));
   p += sizeof(nic::QpAddress);
   nic::encode(a.credit_word, std::span<std::byte, kRb>(p, kRb));
@@ -55,9 +56,9 @@ std::string encode_address(const Channel::Address& a) {
   return s;
 }
 
-Result<Channel::Address> decode_address(const std::string& s) {
+Result<Channel::Address> decode_address(std::span<const std::byte> s) {
   if (s.size() != kAddressBytes) return Status(Code::kProtocol, "channel address of the wrong size");
-  const auto* p = reinterpret_cast<const std::byte*>(s.data());
+  const std::byte* p = s.data();
   Channel::Address a;
   AUGUR_ASSIGN_OR_RETURN(a.qp, nic::parse_qp_address({p, sizeof(nic::QpAddress)}));
   p += sizeof(nic::QpAddress);
@@ -210,13 +211,11 @@ Status Engine::connect_peer(int peer) {
 Result<std::vector<std::byte>> Engine::local_address(int peer) {
   AUGUR_RETURN_IF_ERROR(open_channel(peer));
   AUGUR_ASSIGN_OR_RETURN(Channel::Address a, peers_[static_cast<std::size_t>(peer)].ch->address());
-  const std::string s = encode_address(a);
-  const auto* b = reinterpret_cast<const std::byte*>(s.data());
-  return std::vector<std::byte>(b, b + s.size());
+  return encode_address(a);
 }
 
 Status Engine::remote_address(int peer, std::span<const std::byte> address) {
-  AUGUR_ASSIGN_OR_RETURN(Channel::Address a, decode_address(std::string(reinterpret_cast<const char*>(address.data()), address.size())));
+  AUGUR_ASSIGN_OR_RETURN(Channel::Address a, decode_address(address));
   return peers_[static_cast<std::size_t>(peer)].ch->connect(a);
 }
 
@@ -257,18 +256,22 @@ Status Engine::on_wire_event() {
 Status Engine::connect_all_peers() {
   // Lower ranks ask higher ones, so that each pair makes one exchange.
   for (int p = rank_ + 1; p < size_; ++p) AUGUR_RETURN_IF_ERROR(connect_peer(p));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  for (;;) {
-    bool all = true;
-    for (int p = 0; p < size_ && all; ++p) all = p == rank_ || peers_[static_cast<std::size_t>(p)].ready;
-    if (all) return Status::Ok();
-    AUGUR_RETURN_IF_ERROR(on_wire_event());
-    AUGUR_RETURN_IF_ERROR(progress_once());
-    if (std::chrono::steady_clock::now() > deadline) {
-      return Status(Code::kTimeout, "AUGUR_CONNECT=all: not every rank connected within 60 s");
+  return await_ready(0, size_, std::chrono::seconds(60));
+}
+
+Status Engine::await_ready(int first, int last, std::chrono::seconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (int p = first; p < last; ++p) {
+    while (p != rank_ && !peers_[static_cast<std::size_t>(p)].ready) {
+      AUGUR_RETURN_IF_ERROR(on_wire_event());
+      AUGUR_RETURN_IF_ERROR(progress_once());
+      if (std::chrono::steady_clock::now() > deadline) {
+        return Status(Code::kTimeout, "rank " + std::to_string(p) + " not connected within " + std::to_string(limit.count()) + " s");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
+  return Status::Ok();
 }
 
 Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
@@ -732,13 +735,7 @@ Result<RequestPtr> Engine::receive_taken(std::uint64_t message, const RequestPtr
 
 Status Engine::connect_for_test(int peer) {
   AUGUR_RETURN_IF_ERROR(connect_peer(peer));
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!peers_[static_cast<std::size_t>(peer)].ready) {
-    AUGUR_RETURN_IF_ERROR(on_wire_event());
-    AUGUR_RETURN_IF_ERROR(progress_once());
-    if (std::chrono::steady_clock::now() > deadline) return Status(Code::kTimeout, "no connection to rank " + std::to_string(peer));
-  }
-  return Status::Ok();
+  return await_ready(peer, peer + 1, std::chrono::seconds(30));
 }
 
 Result<bool> Engine::send_raw_message_for_test(int peer, proto::MsgType type, std::uint32_t context, std::int32_t tag,

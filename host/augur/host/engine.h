@@ -13,6 +13,7 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <mutex>
 #include <cstdint>
@@ -400,6 +401,9 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   Status connect_peer(int peer);       // starts the wire-up with `peer` unless it has begun
   Status connect_all_peers();          // AUGUR_CONNECT=all: every peer, waiting until all are ready
   Status connect_for_test(int peer);   // the test hooks: connects and waits (no assist thread)
+  // Drives the wire-up and progress (no assist thread) until ranks [first, last) but this one
+  // are ready, or `limit` passes.
+  Status await_ready(int first, int last, std::chrono::seconds limit);
   // Assisted: queues a start_send / start_recv for the assist thread.
   void enqueue(Command::Kind kind, Command::Op op) const;
   // Runs f on the assist thread and waits for it; inline when there is none (or on it). A

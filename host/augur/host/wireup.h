@@ -72,7 +72,6 @@ class Wireup {
   // Readable when poll() has something to do.
   [[nodiscard]] int fd() const noexcept { return epoll_.get(); }
   [[nodiscard]] bool begun(int peer) const noexcept { return state_[static_cast<std::size_t>(peer)] != State::kIdle; }
-  [[nodiscard]] bool ready(int peer) const noexcept { return state_[static_cast<std::size_t>(peer)] == State::kReady; }
   [[nodiscard]] const Counters& counters() const noexcept { return counters_; }
 
  private:
