@@ -12,22 +12,24 @@ namespace augur::host {
 
 namespace {
 // wr_id = kind << 32 | slot: one CQ serves every channel, the QP number tells channels apart.
-constexpr std::uint64_t kRecv = 1;
+constexpr std::uint64_t kRecv = RecvPool::kRecvKind;
 constexpr std::uint64_t kSend = 2;
 constexpr std::uint64_t kCredit = 3;
 std::uint64_t wr(std::uint64_t kind, std::uint32_t slot) { return kind << 32 | slot; }
 }  // namespace
 
-Channel::Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq)
-    : cfg_(cfg), ctx_(ctx), cq_(cq), slot_bytes_(cfg.eager_limit + static_cast<std::uint32_t>(sizeof(proto::MsgHeader))) {
+Channel::Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq, RecvPool& pool)
+    : cfg_(cfg), ctx_(ctx), cq_(cq), pool_(pool), slot_bytes_(cfg.eager_limit + static_cast<std::uint32_t>(sizeof(proto::MsgHeader))) {
   std::random_device rd;
   psn_ = rd() & 0xffffff;
 }
 
-Channel::~Channel() = default;
+// The window's slots that hold no message of the peer go back to the unassigned ones (those that
+// do are the owner's until it gives them back to the pool).
+Channel::~Channel() { pool_.retire(static_cast<std::uint32_t>(granted_ - std::min(granted_, consumed_))); }
 
 Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const nic::ProtectionDomain& pd,
-                                                 nic::CompletionQueue& cq, const ChannelConfig& cfg,
+                                                 nic::CompletionQueue& cq, RecvPool& pool, const ChannelConfig& cfg,
                                                  const nic::ConnectOptions& connect) {
   if (cfg.slots < 2 || cfg.slots > 32767) return Status(Code::kInvalidArgument, "channel slots must be in [2, 32767]");
   if (cfg.eager_limit < 64 || cfg.eager_limit > (1u << 20)) {
@@ -36,19 +38,21 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   if (cfg.credit_slots < 1 || cfg.credit_slots > proto::kMaxCreditSlots) {
     return Status(Code::kInvalidArgument, "credit slots must be in [1, 255]");
   }
-  std::unique_ptr<Channel> ch(new Channel(cfg, ctx, cq));
+  if (pool.slot_bytes() != cfg.eager_limit + sizeof(proto::MsgHeader) || pool.max_window() > cfg.slots) {
+    return Status(Code::kInvalidArgument, "receive pool slots differ from the channel's");
+  }
+  AUGUR_ASSIGN_OR_RETURN(std::uint32_t window, pool.admit());
+  std::unique_ptr<Channel> ch(new Channel(cfg, ctx, cq, pool));
+  ch->granted_ = ch->granted_written_ = ch->first_window_ = window;
   ch->connect_ = connect;
   const std::size_t ring = std::size_t{cfg.slots} * ch->slot_bytes_;
-  ch->recv_ring_.resize(ring);
   ch->released_.reserve(cfg.slots);  // no allocation on the receive path
   ch->send_ring_.resize(ring);
   ch->words_ = std::make_unique<std::uint64_t[]>(2);
   ch->credit_table_ = std::make_unique<proto::CreditEntry[]>(cfg.credit_slots);  // zero: every slot free
-  AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion rmr, nic::MemoryRegion::register_memory(pd, ch->recv_ring_.data(), ring, nic::kLocalWrite));
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion smr, nic::MemoryRegion::register_memory(pd, ch->send_ring_.data(), ring, 0));
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion wmr,
                          nic::MemoryRegion::register_memory(pd, ch->words_.get(), 2 * sizeof(std::uint64_t), nic::kRemoteWrite));
-  ch->recv_mr_ = std::make_unique<nic::MemoryRegion>(std::move(rmr));
   ch->send_mr_ = std::make_unique<nic::MemoryRegion>(std::move(smr));
   ch->words_mr_ = std::make_unique<nic::MemoryRegion>(std::move(wmr));
   AUGUR_ASSIGN_OR_RETURN(nic::MemoryRegion tmr,
@@ -57,7 +61,6 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   ch->table_mr_ = std::make_unique<nic::MemoryRegion>(std::move(tmr));
   nic::QpCaps caps;
   caps.max_send_wr = 2 * cfg.slots + 8 + Channel::kMaxReads + Channel::kMaxRma;  // data sends, credit writes, reads, RMA
-  caps.max_recv_wr = cfg.slots;
   // Credit words and entries go inline (their source may change right after posting); small
   // messages too, which saves the device a DMA read.
   caps.max_inline_data = kInlineBytes;
@@ -65,7 +68,7 @@ Result<std::unique_ptr<Channel>> Channel::create(const nic::Context& ctx, const 
   AUGUR_ASSIGN_OR_RETURN(nic::DeviceLimits lim, ctx.limits());
   ch->max_sge_ = std::clamp<std::uint32_t>(lim.max_sge, 1, kMaxSge);
   caps.max_send_sge = ch->max_sge_;
-  AUGUR_ASSIGN_OR_RETURN(nic::QueuePair qp, nic::QueuePair::create_rc(pd, cq, cq, caps));
+  AUGUR_ASSIGN_OR_RETURN(nic::QueuePair qp, nic::QueuePair::create_rc(pd, cq, cq, caps, &pool.srq()));
   ch->qp_ = std::make_unique<nic::QueuePair>(std::move(qp));
   return ch;
 }
@@ -79,6 +82,7 @@ Result<Channel::Address> Channel::address() const {
   a.credit_table.addr = reinterpret_cast<std::uintptr_t>(credit_table_.get());
   a.credit_table.rkey = table_mr_->rkey();
   a.credit_table.length = cfg_.credit_slots * sizeof(proto::CreditEntry);
+  a.window = first_window_;
   return a;
 }
 
@@ -88,29 +92,29 @@ Status Channel::connect(const Address& peer) {
   if (peer.credit_table.length != cfg_.credit_slots * sizeof(proto::CreditEntry)) {
     return Status(Code::kProtocol, "peer's credit table has a different number of slots (AUGUR_CREDITS differs?)");
   }
+  if (peer.window < 1 || peer.window > cfg_.slots) {
+    return Status(Code::kProtocol, "peer's first window of " + std::to_string(peer.window) + " slots is outside [1, " +
+                                       std::to_string(cfg_.slots) + "] (AUGUR_SLOTS differs?)");
+  }
   peer_word_ = peer.credit_word;
   peer_table_ = peer.credit_table;
-  AUGUR_RETURN_IF_ERROR(qp_->connect(ctx_, connect_, local, peer.qp).context("channel to rank " + std::to_string(cfg_.peer_rank)));
-  // Receives can only be posted once the QP has left RESET. A peer that sends before they are
-  // posted gets an RNR NAK and retries (rnr_retry), so nothing is lost in that window.
-  for (std::uint32_t s = 0; s < cfg_.slots; ++s) AUGUR_RETURN_IF_ERROR(post_recv(s));
-  return Status::Ok();
+  peer_granted_ = peer.window;
+  // Our receives are in the pool already: the peer may send as soon as the QP is ready.
+  return qp_->connect(ctx_, connect_, local, peer.qp).context("channel to rank " + std::to_string(cfg_.peer_rank));
 }
 
 std::uint32_t Channel::qp_num() const noexcept { return qp_->qp_num(); }
 
-std::uint32_t Channel::credits() const noexcept {
+std::uint64_t Channel::peer_grant() const noexcept {
   // Written by the peer's NIC: an aligned 8-byte store, read atomically here.
-  const std::uint64_t peer_freed =
-      std::max(peer_freed_, std::atomic_ref<std::uint64_t>(words_[0]).load(std::memory_order_acquire));
-  const std::uint64_t in_flight = sent_ - std::min(peer_freed, sent_);
-  return in_flight >= cfg_.slots ? 0 : static_cast<std::uint32_t>(cfg_.slots - in_flight);
+  return std::max(peer_granted_, std::atomic_ref<std::uint64_t>(words_[0]).load(std::memory_order_acquire));
 }
 
-Status Channel::post_recv(std::uint32_t slot) {
-  nic::Sge sge{reinterpret_cast<std::uintptr_t>(recv_ring_.data()) + std::size_t{slot} * slot_bytes_, slot_bytes_,
-               recv_mr_->lkey()};
-  return qp_->post_recv(wr(kRecv, slot), {&sge, 1});
+std::uint32_t Channel::credits() const noexcept {
+  const std::uint64_t granted = peer_grant();
+  if (granted <= sent_) return 0;
+  // Never more than `slots` in flight, whatever the peer writes: our send ring holds that many.
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(granted - sent_, cfg_.slots));
 }
 
 Result<bool> Channel::send_slot(std::uint32_t len, std::span<const std::byte> tail) {
@@ -146,8 +150,8 @@ Result<bool> Channel::send_filled(proto::MsgType type, std::uint32_t context, st
   h.tag = tag;
   h.seq = next_seq_out_;
   h.length = length;
-  h.credits = static_cast<std::uint16_t>(freed_ & 0xffff);  // piggyback: no credit write needed
-  freed_written_ = freed_;
+  h.credits = static_cast<std::uint16_t>(granted_ & 0xffff);  // piggyback: no credit write needed
+  granted_written_ = granted_;
   std::byte* slot = next_send_slot();
   const auto hb = static_cast<std::uint32_t>(
       proto::encode_msg_header(h, std::span<std::byte, sizeof(proto::MsgHeader)>(slot, sizeof(proto::MsgHeader))));
@@ -353,6 +357,8 @@ AUGUR_HOT_PATH Result<std::optional<Arrival>> Channel::on_completion(const nic::
   const std::uint64_t kind = c.wr_id >> 32;
   const auto slot = static_cast<std::uint32_t>(c.wr_id & 0xffffffffu);
   if (!c.ok()) {
+    // A receive that a broken message took goes back to the pool: the SRQ serves other peers.
+    if (kind == kRecv && pool_.valid(slot)) (void)pool_.repost(slot);
     return c.status().context("channel to rank " + std::to_string(cfg_.peer_rank));
   }
   if (kind == kSend || kind == kWriteKind) {
@@ -363,7 +369,15 @@ AUGUR_HOT_PATH Result<std::optional<Arrival>> Channel::on_completion(const nic::
     --outstanding_credit_writes_;
     return std::optional<Arrival>{};
   }
-  if (kind != kRecv || slot >= cfg_.slots) return Status(Code::kInternal, "completion with a foreign wr_id");
+  if (kind != kRecv || !pool_.valid(slot)) return Status(Code::kInternal, "completion with a foreign wr_id");
+  if (++consumed_ > granted_) [[unlikely]] {
+    // Beyond its grant the peer took a slot of another peer's window: nothing it sent is trusted.
+    ++counters_.rejected;
+    AUGUR_RETURN_IF_ERROR(pool_.repost(slot));
+    return Status(Code::kProtocol, "malformed traffic from rank " + std::to_string(cfg_.peer_rank) + ": message " +
+                                       std::to_string(consumed_) + " beyond the " + std::to_string(granted_) +
+                                       " granted");
+  }
   if (c.opcode == nic::WcOpcode::kRecvRdmaWithImm) {
     // A direct write: the data is already in the credited buffer; the receive slot only
     // carried the immediate. The engine checks the slot and length against its credits.
@@ -377,20 +391,19 @@ AUGUR_HOT_PATH Result<std::optional<Arrival>> Channel::on_completion(const nic::
     counters_.bytes_received += h.length;
     return std::optional<Arrival>(Arrival{h, {}, slot});
   }
-  const std::span<const std::byte> bytes(recv_ring_.data() + std::size_t{slot} * slot_bytes_, c.byte_len);
+  const std::span<const std::byte> bytes = pool_.bytes(slot, std::min(c.byte_len, slot_bytes_));
   const proto::MsgExpect expect{cfg_.peer_rank, next_seq_in_, slot_bytes_};
   Result<proto::Message> m = proto::parse_message(bytes, expect);
   if (m.ok()) {
-    // The peer's freed count, widened from 16 bits against what we knew (it only grows, by at
-    // most the slots in flight); a count beyond what we sent is a lie.
-    const std::uint64_t known =
-        std::max(peer_freed_, std::atomic_ref<std::uint64_t>(words_[0]).load(std::memory_order_acquire));
+    // The peer's grant, widened from 16 bits against what we knew (it only grows); a grant of
+    // more than a whole window beyond what we sent is a lie.
+    const std::uint64_t known = peer_grant();
     const auto ahead = static_cast<std::int16_t>(static_cast<std::uint16_t>(m->header.credits - (known & 0xffff)));
-    if (ahead > 0 && known + static_cast<std::uint64_t>(ahead) > sent_) {
-      m = Status(Code::kProtocol, "malformed message header from peer: returns " + std::to_string(ahead) +
-                                      " slots, more than are in flight");
+    if (ahead > 0 && known + static_cast<std::uint64_t>(ahead) > sent_ + cfg_.slots) {
+      m = Status(Code::kProtocol, "malformed message header from peer: grants " + std::to_string(ahead) +
+                                      " slots, more than a window");
     } else if (ahead > 0) {
-      peer_freed_ = known + static_cast<std::uint64_t>(ahead);
+      peer_granted_ = known + static_cast<std::uint64_t>(ahead);
     }
   }
   if (!m.ok()) {
@@ -405,11 +418,12 @@ AUGUR_HOT_PATH Result<std::optional<Arrival>> Channel::on_completion(const nic::
 }
 
 Status Channel::release(std::uint32_t slot) {
-  if (slot >= cfg_.slots) return Status(Code::kInvalidArgument, "slot " + std::to_string(slot));
-  AUGUR_RETURN_IF_ERROR(post_recv(slot));
+  if (!pool_.valid(slot)) return Status(Code::kInvalidArgument, "slot " + std::to_string(slot));
+  AUGUR_RETURN_IF_ERROR(pool_.repost(slot));
+  granted_ += pool_.regrant(window());
   ++freed_;
-  // Batch credit returns: a quarter ring at a time; flush_credits() covers the rest when idle.
-  if (freed_ - freed_written_ >= std::max<std::uint32_t>(1, cfg_.slots / 4)) return write_credits();
+  // Batch grants: a quarter window at a time; flush_credits() covers the rest when idle.
+  if (granted_ - granted_written_ >= std::max<std::uint32_t>(1, window() / 4)) return write_credits();
   return Status::Ok();
 }
 
@@ -431,12 +445,13 @@ Result<bool> Channel::repost_released() {
 }
 
 Status Channel::flush_credits() {
-  if (freed_ == freed_written_) return Status::Ok();
-  // A sender stalls only with all slots in flight, and then at least `slots` messages arrived
-  // here since the count it last heard: below half of that nobody can be waiting, and the count
-  // rides on our next header (or the quarter-ring batch) for free. Direct writes carry no
-  // header, so without this rule a ping-pong through credits would pay one write per message.
-  if (next_seq_in_ - static_cast<std::uint32_t>(freed_written_) < std::max<std::uint32_t>(1, cfg_.slots / 2)) {
+  if (granted_ == granted_written_) return Status::Ok();
+  // A sender stalls only once it has used the whole grant it heard: while more than half a
+  // window of it is left nobody can be waiting, and the grant rides on our next header (or the
+  // quarter-window batch) for free. Direct writes carry no header, so without this rule a
+  // ping-pong through credits would pay one write per message.
+  const std::uint32_t w = window();
+  if (granted_written_ - std::min(consumed_, granted_written_) > w - std::max<std::uint32_t>(1, w / 2)) {
     return Status::Ok();
   }
   return write_credits();
@@ -444,7 +459,7 @@ Status Channel::flush_credits() {
 
 Status Channel::write_credits() {
   if (outstanding_credit_writes_ >= cfg_.slots) return Status::Ok();  // send queue full: flushed later
-  words_[1] = freed_;
+  words_[1] = granted_;
   nic::Sge sge{reinterpret_cast<std::uintptr_t>(&words_[1]), sizeof(std::uint64_t), words_mr_->lkey()};
   AUGUR_RETURN_IF_ERROR(qp_->post_send({.wr_id = wr(kCredit, 0),
                                         .op = nic::SendOp::kRdmaWrite,
@@ -452,7 +467,7 @@ Status Channel::write_credits() {
                                         .remote_addr = peer_word_.addr,
                                         .rkey = peer_word_.rkey,
                                         .inline_data = true}));
-  freed_written_ = freed_;
+  granted_written_ = granted_;
   ++outstanding_credit_writes_;
   ++counters_.credit_writes;
   return Status::Ok();

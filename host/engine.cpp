@@ -30,8 +30,10 @@ namespace augur::host {
 
 namespace {
 
-constexpr std::size_t kAddressBytes = sizeof(nic::QpAddress) + 2 * sizeof(nic::RemoteBuffer);
 constexpr std::size_t kRb = sizeof(nic::RemoteBuffer);
+// QP address, credit word, credit table, first window (4 bytes, little-endian).
+constexpr std::size_t kAddressBytes = sizeof(nic::QpAddress) + 2 * kRb + 4;
+static_assert(kAddressBytes == 88, "the channel address is a wire format: the wire-up carries it");
 
 // What a peer that broke the protocol is failed with: the program sees a failed process, and why.
 Status malformed(int peer, const Status& st) {
@@ -53,6 +55,7 @@ std::vector<std::byte> encode_address(const Channel::Address& a) {
   p += sizeof(nic::QpAddress);
   nic::encode(a.credit_word, std::span<std::byte, kRb>(p, kRb));
   nic::encode(a.credit_table, std::span<std::byte, kRb>(p + kRb, kRb));
+  for (int i = 0; i < 4; ++i) p[2 * kRb + static_cast<std::size_t>(i)] = static_cast<std::byte>(a.window >> (8 * i));
   return s;
 }
 
@@ -64,7 +67,8 @@ Result<Channel::Address> decode_address(std::span<const std::byte> s) {
   p += sizeof(nic::QpAddress);
   AUGUR_ASSIGN_OR_RETURN(a.credit_word, nic::parse_remote_buffer({p, kRb}));
   AUGUR_ASSIGN_OR_RETURN(a.credit_table, nic::parse_remote_buffer({p + kRb, kRb}));
-  return a;
+  for (int i = 0; i < 4; ++i) a.window |= std::to_integer<std::uint32_t>(p[2 * kRb + static_cast<std::size_t>(i)]) << (8 * i);
+  return a;  // Channel::connect checks the window against its bounds
 }
 
 constexpr std::uint32_t kIdlePollsBeforeCreditFlush = 64;
@@ -156,6 +160,13 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
                                                                        .predict_depth = cfg.predict_depth,
                                                                        .predictor = cfg.predictor}));
   e->steer_.emplace(std::move(steer));
+  // One pool of eager receives for every peer, sized now that the eager limit is known.
+  AUGUR_ASSIGN_OR_RETURN(e->pool_, RecvPool::create(*e->ctx_, *e->pd_,
+                                                    {.slot_bytes = eager_limit + static_cast<std::uint32_t>(sizeof(proto::MsgHeader)),
+                                                     .chunk_slots = cfg.srq_slots,
+                                                     .peer_window = std::min(cfg.srq_peer_slots, cfg.slots),
+                                                     .max_window = cfg.slots,
+                                                     .max_slots = std::max(cfg.srq_max_slots, cfg.srq_slots)}));
   e->peers_.resize(static_cast<std::size_t>(e->size_));
   e->repost_peers_.reserve(static_cast<std::size_t>(e->size_));  // no allocation on the receive path
   e->dead_ = std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(e->size_));
@@ -193,7 +204,7 @@ Status Engine::open_channel(int peer) {
   }
   const ChannelConfig cc{static_cast<std::uint32_t>(rank_), static_cast<std::uint32_t>(peer), cfg_.slots, cfg_.eager_limit,
                          cfg_.credit_slots};
-  AUGUR_ASSIGN_OR_RETURN(p.ch, Channel::create(*ctx_, *pd_, *cq_, cc, connect_opt_));
+  AUGUR_ASSIGN_OR_RETURN(p.ch, Channel::create(*ctx_, *pd_, *cq_, *pool_, cc, connect_opt_));
   peer_of_qp_[p.ch->qp_num()] = peer;
   p.credits.emplace(cfg_.credit_slots, credit_counters_);
   active_.push_back(peer);

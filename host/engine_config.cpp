@@ -57,14 +57,22 @@ std::string Engine::stats_line() const {
   kv("rma_bytes", c.rma_bytes);
   // Memory: what the process has pinned (every region, user buffers in the caches included),
   // and the part that grows with the peers it is connected to (docs/launch.md, memory).
-  std::uint64_t peers = 0, channel_bytes = 0;
+  std::uint64_t peers = 0, channel_bytes = 0, srq_bytes = 0, srq_slots = 0, window_max = 0;
+  RecvPoolCounters pc;
   Wireup::Counters wc;
   call_in_assist([&] {  // channels are made on the assist thread, when there is one
     for (int peer : active_) {
       ++peers;
-      channel_bytes += peers_[static_cast<std::size_t>(peer)].ch->registered_bytes();
+      const Channel& ch = *peers_[static_cast<std::size_t>(peer)].ch;
+      channel_bytes += ch.registered_bytes();
+      window_max = std::max<std::uint64_t>(window_max, ch.window());
     }
     if (wire_) wc = wire_->counters();
+    if (pool_) {
+      srq_bytes = pool_->registered_bytes();
+      srq_slots = pool_->slots();
+      pc = pool_->counters();
+    }
   });
   const nic::PinnedCounters pinned = nic::pinned_counters();
   kv("peers_connected", peers);
@@ -72,6 +80,12 @@ std::string Engine::stats_line() const {
   kv("wireup_accepted", wc.accepted);
   kv("wireup_rejected", wc.rejected);
   kv("channel_bytes", channel_bytes);
+  kv("srq_bytes", srq_bytes);
+  kv("srq_slots", srq_slots);
+  kv("srq_chunks", pc.chunks);
+  kv("srq_windows_grown", pc.windows_grown);
+  kv("srq_windows_shrunk", pc.windows_shrunk);
+  kv("srq_window_max", window_max);
   kv("pinned_bytes", pinned.bytes);
   kv("pinned_peak_bytes", pinned.peak_bytes);
   kv("pinned_regions", pinned.regions);
@@ -156,6 +170,12 @@ Result<EngineConfig> engine_config_from_settings() {
   AUGUR_ASSIGN_OR_RETURN(std::int64_t eager, setting_int("AUGUR_EAGER_LIMIT"));
   AUGUR_ASSIGN_OR_RETURN(std::int64_t keepalive, setting_int("AUGUR_KEEPALIVE_MS"));
   c.slots = static_cast<std::uint32_t>(slots);
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t srq_slots, setting_int("AUGUR_SRQ_SLOTS"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t srq_peer, setting_int("AUGUR_SRQ_PEER_SLOTS"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t srq_max, setting_int("AUGUR_SRQ_MAX_SLOTS"));
+  c.srq_slots = static_cast<std::uint32_t>(srq_slots);
+  c.srq_peer_slots = static_cast<std::uint32_t>(srq_peer);
+  c.srq_max_slots = static_cast<std::uint32_t>(srq_max);
   c.eager_limit = static_cast<std::uint32_t>(eager);
   AUGUR_ASSIGN_OR_RETURN(std::int64_t oversub_eager, setting_int("AUGUR_OVERSUB_EAGER_LIMIT"));
   c.oversub_eager_limit = static_cast<std::uint32_t>(oversub_eager);

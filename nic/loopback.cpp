@@ -67,6 +67,11 @@ struct Recv {
   std::vector<Sge> sges;
 };
 
+struct Srq {
+  std::deque<Recv> rq;
+  std::uint32_t max_wr = 0;
+};
+
 enum class State : std::uint8_t { kReset, kRts, kError };
 
 struct Qp {
@@ -78,6 +83,8 @@ struct Qp {
   std::uint32_t remote = 0;
   std::deque<Op> sq;  // posted, not yet executed (waiting for a receive at the peer)
   std::deque<Recv> rq;
+  Srq* srq = nullptr;  // receives come from here instead of rq
+  [[nodiscard]] std::deque<Recv>& receives() noexcept { return srq != nullptr ? srq->rq : rq; }
 };
 
 namespace {
@@ -224,7 +231,7 @@ Step execute(Device& d, Qp& qp, Qp& r) {
   Op& op = qp.sq.front();
   const SendRequest& wr = op.wr;
   const bool consumes_recv = wr.op == SendOp::kSend || wr.op == SendOp::kSendWithImm || wr.op == SendOp::kRdmaWriteWithImm;
-  if (consumes_recv && r.rq.empty()) return Step::kBlocked;  // receiver not ready: retried forever
+  if (consumes_recv && r.receives().empty()) return Step::kBlocked;  // receiver not ready: retried forever
   std::vector<Seg> local;
   if (wr.inline_data) {
     if (!op.inline_bytes.empty()) local.push_back({op.inline_bytes.data(), op.inline_bytes.size()});
@@ -265,8 +272,8 @@ Step execute(Device& d, Qp& qp, Qp& r) {
   } else if (wr.op == SendOp::kRdmaRead) {
     copy_segments(local, {remote});
   } else if (wr.op != SendOp::kRdmaWrite && wr.op != SendOp::kRdmaWriteWithImm) {  // a SEND
-    const Recv recv = std::move(r.rq.front());
-    r.rq.pop_front();
+    const Recv recv = std::move(r.receives().front());
+    r.receives().pop_front();
     std::vector<Seg> target;
     if (!local_segments(d, recv.sges, kLocalWrite, &target)) {
       push(*r.recv_cq, completion(r, recv.wr_id, IBV_WC_LOC_PROT_ERR, WcOpcode::kOther));
@@ -286,8 +293,8 @@ Step execute(Device& d, Qp& qp, Qp& r) {
   } else {
     copy_segments({remote}, local);
     if (wr.op == SendOp::kRdmaWriteWithImm) {
-      const Recv recv = std::move(r.rq.front());
-      r.rq.pop_front();
+      const Recv recv = std::move(r.receives().front());
+      r.receives().pop_front();
       rc = completion(r, recv.wr_id, IBV_WC_SUCCESS, WcOpcode::kRecvRdmaWithImm);
       recv_done = true;
     }
@@ -413,10 +420,38 @@ Status consume_event(Channel& ch) {
   return Status::Ok();
 }
 
-Result<Qp*> create_qp(Cq& send_cq, Cq& recv_cq, const QpCaps& caps) {
+Result<Srq*> create_srq(std::uint32_t max_wr) {
+  if (max_wr == 0 || max_wr > limits().max_srq_wr) return errno_status(EINVAL, "loopback: SRQ beyond the device's limits");
+  auto* srq = new Srq;
+  srq->max_wr = max_wr;
+  return srq;
+}
+
+void destroy(Srq* srq) noexcept {
+  Device& d = dev();
+  std::lock_guard lock(d.mu);
+  delete srq;
+}
+
+Status post_srq_recv(Srq& srq, std::uint64_t wr_id, std::span<const Sge> sges) {
+  if (sges.size() > 1) return errno_status(EINVAL, "loopback: more SGEs than the SRQ's max_sge");
+  Device& d = dev();
+  std::lock_guard lock(d.mu);
+  if (srq.rq.size() >= srq.max_wr) return queue_full("shared receive");
+  srq.rq.push_back({wr_id, std::vector<Sge>(sges.begin(), sges.end())});
+  // Every sender into a QP of this SRQ may have been waiting for it.
+  for (auto& [num, qp] : d.qps) {
+    if (qp->state != State::kRts || qp->sq.empty()) continue;
+    if (auto it = d.qps.find(qp->remote); it != d.qps.end() && it->second->srq == &srq) drain(d, *qp);
+    if (srq.rq.empty()) break;
+  }
+  return Status::Ok();
+}
+
+Result<Qp*> create_qp(Cq& send_cq, Cq& recv_cq, const QpCaps& caps, Srq* srq) {
   const DeviceLimits l = limits();
-  if (caps.max_send_wr > l.max_qp_wr || caps.max_recv_wr > l.max_qp_wr || caps.max_send_sge > l.max_sge ||
-      caps.max_recv_sge > l.max_sge) {
+  if (caps.max_send_wr > l.max_qp_wr || (srq == nullptr && caps.max_recv_wr > l.max_qp_wr) ||
+      caps.max_send_sge > l.max_sge || (srq == nullptr && caps.max_recv_sge > l.max_sge)) {
     return errno_status(EINVAL, "loopback: QP capabilities beyond the device's limits");
   }
   Device& d = dev();
@@ -426,6 +461,7 @@ Result<Qp*> create_qp(Cq& send_cq, Cq& recv_cq, const QpCaps& caps) {
   qp->send_cq = &send_cq;
   qp->recv_cq = &recv_cq;
   qp->caps = caps;
+  qp->srq = srq;
   d.qps[qp->num] = qp;
   return qp;
 }
@@ -479,6 +515,7 @@ Status post_send(Qp& qp, const SendRequest& wr) {
 }
 
 Status post_recv(Qp& qp, std::uint64_t wr_id, std::span<const Sge> sges) {
+  if (qp.srq != nullptr) return errno_status(EINVAL, "loopback: post_recv on a QP that takes its receives from an SRQ");
   if (sges.size() > qp.caps.max_recv_sge) return errno_status(EINVAL, "loopback: more SGEs than the QP's max_recv_sge");
   Device& d = dev();
   std::lock_guard lock(d.mu);
@@ -516,6 +553,7 @@ DeviceLimits limits() {
   l.max_cqe = 1u << 20;
   l.max_qp_rd_atom = 128;
   l.max_mr_size = std::uint64_t{1} << 40;
+  l.max_srq_wr = 1u << 16;
   return l;
 }
 

@@ -15,7 +15,9 @@
 // Work executes synchronously, under one process-wide lock, in the thread that posts it (or in
 // the thread whose post_recv unblocks it). Data is copied at execution, not at post (inline
 // sends excepted), so a buffer reused before its completion shows up as wrong data.
-// Not modelled: atomics, SRQs, unsignaled-send queue accounting, partial failures mid-message.
+//  - a QP attached to an SRQ takes its receives from it (oldest first, whichever QP posted the
+//    SEND), an SRQ's depth is enforced, and a QP's error flushes none of the SRQ's receives.
+// Not modelled: atomics, unsignaled-send queue accounting, partial failures mid-message.
 #pragma once
 
 #include <cstddef>
@@ -36,6 +38,7 @@ struct Mr;
 struct Channel;
 struct Cq;
 struct Qp;
+struct Srq;
 
 Result<Mr*> register_memory(void* addr, std::size_t length, std::uint32_t access);
 void deregister(Mr* mr) noexcept;
@@ -59,7 +62,11 @@ AUGUR_COLD_PATH Result<std::size_t> poll(Cq& cq, std::span<Completion> out);
 AUGUR_COLD_PATH Status request_notify(Cq& cq);
 AUGUR_COLD_PATH Status consume_event(Channel& ch);
 
-Result<Qp*> create_qp(Cq& send_cq, Cq& recv_cq, const QpCaps& caps);
+Result<Srq*> create_srq(std::uint32_t max_wr);
+void destroy(Srq* srq) noexcept;
+AUGUR_COLD_PATH Status post_srq_recv(Srq& srq, std::uint64_t wr_id, std::span<const Sge> sges);
+
+Result<Qp*> create_qp(Cq& send_cq, Cq& recv_cq, const QpCaps& caps, Srq* srq = nullptr);
 void destroy(Qp* qp) noexcept;
 std::uint32_t qp_num(const Qp& qp) noexcept;
 Status connect(Qp& qp, const QpAddress& remote);

@@ -49,6 +49,8 @@ void LoopMrDeleter::operator()(loop::Mr* p) const noexcept { loop::deregister(p)
 void LoopChannelDeleter::operator()(loop::Channel* p) const noexcept { loop::destroy(p); }
 void LoopCqDeleter::operator()(loop::Cq* p) const noexcept { loop::destroy(p); }
 void LoopQpDeleter::operator()(loop::Qp* p) const noexcept { loop::destroy(p); }
+void LoopSrqDeleter::operator()(loop::Srq* p) const noexcept { loop::destroy(p); }
+void SrqDeleter::operator()(ibv_srq* p) const noexcept { ibv_destroy_srq(p); }
 }  // namespace detail
 
 namespace {
@@ -179,6 +181,7 @@ Result<DeviceLimits> Context::limits() const {
   l.max_cqe = static_cast<std::uint32_t>(attr.max_cqe);
   l.max_qp_rd_atom = static_cast<std::uint32_t>(attr.max_qp_rd_atom);
   l.max_mr_size = attr.max_mr_size;
+  l.max_srq_wr = attr.max_srq > 0 ? static_cast<std::uint32_t>(attr.max_srq_wr) : 0;
   return l;
 }
 
@@ -334,20 +337,25 @@ Status CompletionQueue::consume_event(CompletionChannel& channel) {
 }
 
 Result<QueuePair> QueuePair::create_rc(const ProtectionDomain& pd, const CompletionQueue& send_cq,
-                                       const CompletionQueue& recv_cq, const QpCaps& caps) {
+                                       const CompletionQueue& recv_cq, const QpCaps& caps,
+                                       const SharedReceiveQueue* srq) {
   if (pd.loopback()) {
-    if (!send_cq.loop_ || !recv_cq.loop_) return Status(Code::kInvalidArgument, "loopback QP on another device's CQ");
-    AUGUR_ASSIGN_OR_RETURN(loop::Qp * qp, loop::create_qp(*send_cq.loop_, *recv_cq.loop_, caps));
+    if (!send_cq.loop_ || !recv_cq.loop_ || (srq != nullptr && !srq->loop_)) {
+      return Status(Code::kInvalidArgument, "loopback QP on another device's CQ or SRQ");
+    }
+    AUGUR_ASSIGN_OR_RETURN(loop::Qp * qp, loop::create_qp(*send_cq.loop_, *recv_cq.loop_, caps,
+                                                          srq != nullptr ? srq->loop_.get() : nullptr));
     return QueuePair(qp);
   }
   ibv_qp_init_attr attr{};
   attr.send_cq = send_cq.get();
   attr.recv_cq = recv_cq.get();
+  attr.srq = srq != nullptr ? srq->get() : nullptr;
   attr.qp_type = IBV_QPT_RC;
   attr.cap.max_send_wr = caps.max_send_wr;
-  attr.cap.max_recv_wr = caps.max_recv_wr;
+  attr.cap.max_recv_wr = srq != nullptr ? 0 : caps.max_recv_wr;
   attr.cap.max_send_sge = caps.max_send_sge;
-  attr.cap.max_recv_sge = caps.max_recv_sge;
+  attr.cap.max_recv_sge = srq != nullptr ? 0 : caps.max_recv_sge;
   attr.cap.max_inline_data = caps.max_inline_data;
   ibv_qp* qp = ibv_create_qp(pd.get(), &attr);
   if (qp == nullptr) return errno_status(errno, "ibv_create_qp(RC)");
@@ -502,6 +510,33 @@ Status QueuePair::post_recv(std::uint64_t wr_id, std::span<const Sge> sges) {
   w.num_sge = static_cast<int>(sges.size());
   ibv_recv_wr* bad = nullptr;
   if (int rc = ibv_post_recv(qp_.get(), &w, &bad); rc != 0) return verbs_error(rc, "ibv_post_recv");
+  return Status::Ok();
+}
+
+Result<SharedReceiveQueue> SharedReceiveQueue::create(const ProtectionDomain& pd, std::uint32_t max_wr) {
+  if (max_wr == 0) return Status(Code::kInvalidArgument, "SRQ of 0 receives");
+  if (pd.loopback()) {
+    AUGUR_ASSIGN_OR_RETURN(loop::Srq * srq, loop::create_srq(max_wr));
+    return SharedReceiveQueue(srq, max_wr);
+  }
+  ibv_srq_init_attr attr{};
+  attr.attr.max_wr = max_wr;
+  attr.attr.max_sge = 1;
+  ibv_srq* srq = ibv_create_srq(pd.get(), &attr);
+  if (srq == nullptr) return errno_status(errno, "ibv_create_srq(" + std::to_string(max_wr) + " receives)");
+  return SharedReceiveQueue(srq, max_wr);
+}
+
+Status SharedReceiveQueue::post_recv(std::uint64_t wr_id, std::span<const Sge> sges) {
+  if (loop_) return loop::post_srq_recv(*loop_, wr_id, sges);
+  ibv_sge sge[kMaxSge];
+  AUGUR_RETURN_IF_ERROR(fill_sges(sges, sge));
+  ibv_recv_wr w{};
+  w.wr_id = wr_id;
+  w.sg_list = sge;
+  w.num_sge = static_cast<int>(sges.size());
+  ibv_recv_wr* bad = nullptr;
+  if (int rc = ibv_post_srq_recv(srq_.get(), &w, &bad); rc != 0) return verbs_error(rc, "ibv_post_srq_recv");
   return Status::Ok();
 }
 

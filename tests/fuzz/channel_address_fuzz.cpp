@@ -1,6 +1,6 @@
 // A peer's channel address as it comes through the bootstrap (Engine's decode_address): its QP
 // address (nic::parse_qp_address) and two remote buffers (nic::parse_remote_buffer), the credit
-// word and the credit table. Input: the bytes, any length; each parser also sees all of them.
+// word and the credit table, then the first window (any 4 bytes: Channel::connect bounds it). Input: the bytes, any length; each parser also sees all of them.
 #include <array>
 
 #include "fuzz_util.h"
@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   check_qp(bytes);
   check_buffer(bytes);
   constexpr std::size_t kQp = sizeof(nic::QpAddress), kRb = sizeof(nic::RemoteBuffer);
-  if (size == kQp + 2 * kRb) {  // the engine's layout
+  if (size == kQp + 2 * kRb + 4) {  // the engine's layout
     check_qp(bytes.first(kQp));
     check_buffer(bytes.subspan(kQp, kRb));
     check_buffer(bytes.subspan(kQp + kRb, kRb));

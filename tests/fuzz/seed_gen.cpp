@@ -151,6 +151,7 @@ void wire_seeds() {
   write_seed("channel_address", "qp", addr);
   append(addr, remote_buffer(0x7f0000300000, 8));
   append(addr, remote_buffer(0x7f0000400000, 32 * 255));
+  for (int i = 0; i < 4; ++i) addr.push_back(i == 0 ? std::uint8_t{8} : std::uint8_t{0});  // the first window
   write_seed("channel_address", "engine_address", addr);
   write_seed("channel_address", "buffer", remote_buffer(0x1000, 0));
 }
@@ -182,7 +183,7 @@ void bootstrap_seeds() {
     put_host(w, std::uint32_t{4});
     put_host(w, std::uint64_t{0x0102030405060708ULL});
     w.push_back(0);
-    const std::vector<std::byte> a(type == augur::host::wireup::Type::kRtu ? 0 : 84, std::byte{7});
+    const std::vector<std::byte> a(type == augur::host::wireup::Type::kRtu ? 0 : 88, std::byte{7});
     append(w, augur::host::wireup::encode(type, 0, 1, 0x0102030405060708ULL, a));
     write_seed("wireup", type == augur::host::wireup::Type::kRtu ? "rtu" : "req", w);
   }

@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   e.self = in.take<std::uint32_t>() % 8;
   e.size = in.take<std::uint32_t>() % 9;
   e.nonce = in.take<std::uint64_t>();
-  e.address_bytes = 84;
+  e.address_bytes = 88;  // the engine's channel address (kAddressBytes)
   e.from = static_cast<std::int64_t>(in.take<std::int8_t>()) % 9;
   augur::Result<wu::Header> h = wu::parse_header(in.rest(), e);
   if (!h.ok()) {

@@ -1,11 +1,13 @@
 // The eager bounce path between two processes: a flood against a receiver that holds on to its
 // slots (as it would to unexpected messages) must slow the sender through credits, never lose,
-// reorder or corrupt a message, and a malformed header from the peer must be rejected. Tags
+// reorder or corrupt a message, and a malformed header from the peer must be rejected. The
+// receiver's window starts at 2 slots of its shared pool and must grow to kSlots, never beyond. Tags
 // alternate between ones that fit the 8-byte eager header and ones that need the full one.
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,6 +25,7 @@ namespace {
 
 constexpr int kTimeoutMs = 60'000;
 constexpr std::uint32_t kSlots = 8;
+constexpr std::uint32_t kFirstWindow = 2;
 constexpr std::uint32_t kEager = 4096;
 constexpr int kMessages = 1500;
 
@@ -36,6 +39,7 @@ struct Side {
   nic::Context ctx;
   nic::ProtectionDomain pd;
   nic::CompletionQueue cq;
+  std::unique_ptr<RecvPool> pool;
   std::unique_ptr<Channel> ch;
 };
 
@@ -44,14 +48,22 @@ Result<Side> setup(int fd, std::uint32_t me, std::uint32_t peer) {
   AUGUR_ASSIGN_OR_RETURN(nic::Context ctx, nic::Context::open(opt.device));
   AUGUR_ASSIGN_OR_RETURN(nic::ProtectionDomain pd, nic::ProtectionDomain::create(ctx));
   AUGUR_ASSIGN_OR_RETURN(nic::CompletionQueue cq, nic::CompletionQueue::create(ctx, 4 * kSlots + 64, nullptr));
-  Side s{std::move(ctx), std::move(pd), std::move(cq), nullptr};
-  AUGUR_ASSIGN_OR_RETURN(s.ch, Channel::create(s.ctx, s.pd, s.cq, {.my_rank = me, .peer_rank = peer, .slots = kSlots, .eager_limit = kEager},
+  Side s{std::move(ctx), std::move(pd), std::move(cq), nullptr, nullptr};
+  AUGUR_ASSIGN_OR_RETURN(s.pool, RecvPool::create(s.ctx, s.pd, {.slot_bytes = kEager + sizeof(proto::MsgHeader),
+                                                                .chunk_slots = 4 * kSlots,
+                                                                .peer_window = kFirstWindow,
+                                                                .max_window = kSlots,
+                                                                .max_slots = 4 * kSlots}));
+  AUGUR_ASSIGN_OR_RETURN(s.ch, Channel::create(s.ctx, s.pd, s.cq, *s.pool, {.my_rank = me, .peer_rank = peer, .slots = kSlots, .eager_limit = kEager},
                                                opt.connect));
   AUGUR_ASSIGN_OR_RETURN(Channel::Address mine, s.ch->address());
   Channel::Address theirs;
   AUGUR_ASSIGN_OR_RETURN(theirs.qp, nic::exchange(fd, mine.qp, kTimeoutMs));
   AUGUR_ASSIGN_OR_RETURN(theirs.credit_word, nic::exchange(fd, mine.credit_word, kTimeoutMs));
   AUGUR_ASSIGN_OR_RETURN(theirs.credit_table, nic::exchange(fd, mine.credit_table, kTimeoutMs));
+  AUGUR_RETURN_IF_ERROR(nic::send_all(fd, &mine.window, sizeof mine.window));
+  AUGUR_RETURN_IF_ERROR(nic::recv_all(fd, &theirs.window, sizeof theirs.window, kTimeoutMs));
+  if (theirs.window != kFirstWindow) return Status(Code::kInternal, "the peer's first window is not the pool's");
   AUGUR_RETURN_IF_ERROR(s.ch->connect(theirs));
   return s;
 }
@@ -167,11 +179,16 @@ Status run_receiver(int fd, bool deferred) {
     held.push_back(a.slot);
   };
   Status rejected;
+  std::uint32_t widest = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
   while (!got_last) {
     AUGUR_RETURN_IF_ERROR(progress(s, deliver, &rejected));
     AUGUR_RETURN_IF_ERROR(bad_data);
-    if (held.size() == kSlots) {  // every slot taken: the sender must be waiting now
+    widest = std::max(widest, s.ch->window());
+    if (s.ch->window() > kSlots || s.ch->window() < kFirstWindow) {
+      return Status(Code::kInternal, "window of " + std::to_string(s.ch->window()) + " slots");
+    }
+    if (held.size() >= s.ch->window()) {  // every slot of the window taken: the sender must be waiting now
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
       AUGUR_RETURN_IF_ERROR(give_back(s, held, deferred));
     }
@@ -186,6 +203,12 @@ Status run_receiver(int fd, bool deferred) {
   }
   const ChannelCounters& c = s.ch->counters();
   if (c.received != kMessages + 1 || c.rejected != 1) return Status(Code::kInternal, "receive counters do not add up");
+  // The only peer of a pool of 4 windows borrows up to the largest, and gives nothing back.
+  if (widest != kSlots || s.pool->counters().windows_grown != kSlots - kFirstWindow || s.pool->counters().windows_shrunk != 0) {
+    return Status(Code::kInternal, "window grew to " + std::to_string(widest) + " in " +
+                                       std::to_string(s.pool->counters().windows_grown) + " steps");
+  }
+  if (s.pool->unassigned() + s.ch->window() != s.pool->slots()) return Status(Code::kInternal, "pool slots lost");
   std::printf("receiver: %llu received, %llu bytes, %llu credit writes, %llu rejected\n",
               static_cast<unsigned long long>(c.received), static_cast<unsigned long long>(c.bytes_received),
               static_cast<unsigned long long>(c.credit_writes), static_cast<unsigned long long>(c.rejected));

@@ -1,13 +1,15 @@
-// Channel: the eager bounce path to one peer over an RC QP, with credit flow control.
+// Channel: the eager path to one peer over an RC QP, with credit flow control.
 //
-// Receiving side: a ring of `slots` bounce slots, each posted as a RECV. A message lands in a
-// slot; the owner hands it to matching and calls release(slot) once the data has been copied out
-// (at once for an expected message, later for an unexpected one). Releasing reposts the slot and
-// counts it as freed; the cumulative freed count is written with RDMA WRITE into a word at the
-// sender, so credits never need a receive slot of their own and cannot deadlock.
-// Sending side: at most `slots` messages in flight: sent - freed_by_peer < slots. Without a
-// credit, try_send returns false and the caller queues the message (a flood of unexpected
-// messages slows its sender; it never grows the receiver's memory).
+// Receiving side: the QP takes its receives from the rank's RecvPool (one SRQ for every peer). A
+// message lands in a pool slot; the owner hands it to matching and calls release(slot) once the
+// data has been copied out (at once for an expected message, later for an unexpected one).
+// Releasing reposts the slot and grants the peer anew (RecvPool::regrant: its window may grow or
+// shrink by one); the cumulative granted count rides on our headers or is written with RDMA WRITE
+// into a word at the sender, so credits never need a receive slot of their own and cannot
+// deadlock. A peer that sends beyond its grant is rejected (it would take another peer's slot).
+// Sending side: at most the peer's grant: sent < granted, and never more than `slots` in flight.
+// Without a credit, try_send returns false and the caller queues the message (a flood of
+// unexpected messages slows its sender; it never grows the receiver's memory).
 // One thread drives a channel (the assist thread); the CQ may be shared by many channels.
 #pragma once
 
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "augur/host/layout.h"
+#include "augur/host/recv_pool.h"
 #include "augur/nic/verbs.h"
 #include "augur/host/protocol.h"
 #include "augur/status.h"
@@ -28,7 +31,7 @@ namespace augur::host {
 struct ChannelConfig {
   std::uint32_t my_rank = 0;
   std::uint32_t peer_rank = 0;
-  std::uint32_t slots = 64;          // bounce slots per direction (<= 32767: piggybacked counts are 16-bit)
+  std::uint32_t slots = 64;          // send slots, and the largest window either way (<= 32767: piggybacked counts are 16-bit)
   std::uint32_t eager_limit = 8192;  // payload bytes per slot; the header comes on top
   std::uint32_t credit_slots = 16;   // direct-placement credits per direction (<= 255)
 };
@@ -39,7 +42,7 @@ struct ChannelCounters {
   std::uint64_t bytes_sent = 0;
   std::uint64_t bytes_received = 0;
   std::uint64_t credit_stalls = 0;   // try_send calls refused for want of a credit
-  std::uint64_t credit_writes = 0;   // RDMA WRITEs carrying our freed count to the peer
+  std::uint64_t credit_writes = 0;   // RDMA WRITEs carrying our granted count to the peer
   std::uint64_t rejected = 0;        // malformed headers from the peer
   std::uint64_t short_headers = 0;   // messages sent with the 8-byte eager header
 };
@@ -53,16 +56,19 @@ struct Arrival {
 
 class Channel {
  public:
-  // What one side tells the other: its QP address, where to write its freed-slot count, and
-  // its credit table (where the peer writes the direct-placement credits it gives us).
+  // What one side tells the other: its QP address, where to write its granted count, its
+  // credit table (where the peer writes the direct-placement credits it gives us), and the
+  // window the peer may send into before it hears a grant.
   struct Address {
     nic::QpAddress qp;
     nic::RemoteBuffer credit_word;
     nic::RemoteBuffer credit_table;
+    std::uint32_t window = 0;
   };
 
+  // Takes its first window from `pool` (which outlives the channel).
   static Result<std::unique_ptr<Channel>> create(const nic::Context& ctx, const nic::ProtectionDomain& pd,
-                                                 nic::CompletionQueue& cq, const ChannelConfig& cfg,
+                                                 nic::CompletionQueue& cq, RecvPool& pool, const ChannelConfig& cfg,
                                                  const nic::ConnectOptions& connect);
   ~Channel();
   Channel(const Channel&) = delete;
@@ -138,7 +144,7 @@ class Channel {
   // arrives as a header of type kDirect with context = credit slot and length from the
   // immediate, and an empty payload.
   Result<std::optional<Arrival>> on_completion(const nic::Completion& c);
-  // Gives a slot back to the peer (reposts it; credits flow back in batches).
+  // Gives a slot back to the peer (reposts it to the pool; grants flow back in batches).
   Status release(std::uint32_t slot);
   // Gives a slot back on the next repost_released() instead: the owner calls that after the
   // caller's next message is posted, so the repost is not on the path from arrival to reply.
@@ -147,17 +153,19 @@ class Channel {
   bool release_later(std::uint32_t slot);
   // Reposts every slot given to release_later(); true if there were any.
   Result<bool> repost_released();
-  // Writes any freed count not yet sent (call when idle, so a quiet receiver never stalls a sender).
+  // Writes any grant not yet sent (call when idle, so a quiet receiver never stalls a sender).
   Status flush_credits();
 
   [[nodiscard]] std::uint32_t qp_num() const noexcept;
   [[nodiscard]] std::uint32_t credits() const noexcept;  // sends possible right now
   [[nodiscard]] const ChannelCounters& counters() const noexcept { return counters_; }
-  // Memory this channel keeps registered: its two rings (slots x (eager limit + header) each),
-  // the freed-count words and the credit table.
+  // Memory this channel keeps registered: its send ring (slots x (eager limit + header)), the
+  // granted-count words and the credit table. Its receives are the pool's.
   [[nodiscard]] std::size_t registered_bytes() const noexcept {
-    return recv_mr_->length() + send_mr_->length() + words_mr_->length() + table_mr_->length();
+    return send_mr_->length() + words_mr_->length() + table_mr_->length();
   }
+  // The slots of the pool reserved for the peer now (those holding its messages included).
+  [[nodiscard]] std::uint32_t window() const noexcept { return static_cast<std::uint32_t>(granted_ - freed_); }
   [[nodiscard]] std::uint32_t slot_bytes() const noexcept { return slot_bytes_; }
 
   // For tests that play a faulty peer: sends raw bytes as one message (consumes a credit).
@@ -166,9 +174,9 @@ class Channel {
   Status force_error_for_test() { return qp_->to_error(); }
 
  private:
-  Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq);
-  Status post_recv(std::uint32_t slot);
+  Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq, RecvPool& pool);
   Status write_credits();
+  [[nodiscard]] std::uint64_t peer_grant() const noexcept;
   // Posts the current send slot's first `len` bytes, then `tail` (inline only: the driver copies
   // both into the work request at post time, so `tail` may be the caller's buffer).
   Result<bool> send_slot(std::uint32_t len, std::span<const std::byte> tail = {});
@@ -185,23 +193,26 @@ class Channel {
   ChannelConfig cfg_;
   const nic::Context& ctx_;
   nic::CompletionQueue& cq_;
+  RecvPool& pool_;
   nic::ConnectOptions connect_{};
   std::uint32_t slot_bytes_;
   std::uint32_t psn_;
   std::uint32_t max_sge_ = 1;
-  std::vector<std::byte> recv_ring_;
   std::vector<std::byte> send_ring_;
-  std::unique_ptr<std::uint64_t[]> words_;  // [0]: peer's freed count, written by the peer; [1]: ours, the source of our writes
+  std::unique_ptr<std::uint64_t[]> words_;  // [0]: the peer's grant to us, written by the peer; [1]: ours, the source of our writes
   std::unique_ptr<proto::CreditEntry[]> credit_table_;  // credits the peer gives us, written by its NIC
-  std::unique_ptr<nic::MemoryRegion> recv_mr_, send_mr_, words_mr_, table_mr_;
+  std::unique_ptr<nic::MemoryRegion> send_mr_, words_mr_, table_mr_;
   nic::RemoteBuffer peer_table_{};
   std::unique_ptr<nic::QueuePair> qp_;
   nic::RemoteBuffer peer_word_{};
   std::uint64_t sent_ = 0;
   std::uint64_t freed_ = 0;            // slots we have released
+  std::uint64_t consumed_ = 0;         // receives the peer's messages took
+  std::uint64_t granted_ = 0;          // messages the peer may have sent in all (freed_ + our window)
+  std::uint32_t first_window_ = 0;     // granted_ at creation, told in our address
   std::vector<std::uint32_t> released_;  // release_later(): slots to repost (capacity: every slot)
-  std::uint64_t freed_written_ = 0;    // freed count last told the peer (header or write)
-  std::uint64_t peer_freed_ = 0;       // the peer's freed count as its headers told us
+  std::uint64_t granted_written_ = 0;  // grant last told the peer (header or write)
+  std::uint64_t peer_granted_ = 0;     // the peer's grant to us as its address and headers told us
   std::uint32_t next_seq_out_ = 0;
   std::uint32_t next_seq_in_ = 0;
   std::uint32_t outstanding_sends_ = 0;

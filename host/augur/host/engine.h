@@ -44,6 +44,9 @@ namespace augur::host {
 
 struct EngineConfig {
   std::uint32_t slots = 64;
+  std::uint32_t srq_slots = 128;       // the shared receive pool: first registration and growth step
+  std::uint32_t srq_peer_slots = 8;    // a peer's first and smallest window in it
+  std::uint32_t srq_max_slots = 16384; // its bound
   std::uint32_t eager_limit = 8192;
   // When a host of the job runs more ranks than it has cores, the eager limit is at least this
   // (AUGUR_OVERSUB_EAGER_LIMIT; 0 here, so that a config built in code means what it says).
@@ -474,6 +477,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   std::unique_ptr<nic::RegCache> send_cache_;  // registered for remote read (rendezvous sources)
   std::unique_ptr<nic::RegCache> recv_cache_;  // registered for local write (rendezvous targets)
   nic::RegCacheCounters rcache_sum_;
+  std::unique_ptr<RecvPool> pool_;  // every channel's eager receives; outlives the channels
   std::vector<Peer> peers_;
   MatchQueues<PostedRecv, Incoming> match_;
   // Messages taken by improbe, until imrecv (id -> message); ids start at 1.

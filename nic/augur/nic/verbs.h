@@ -23,6 +23,7 @@ struct ibv_comp_channel;
 struct ibv_cq;
 struct ibv_qp;
 struct ibv_mr;
+struct ibv_srq;
 
 namespace augur::nic {
 
@@ -32,6 +33,7 @@ struct Mr;
 struct Channel;
 struct Cq;
 struct Qp;
+struct Srq;
 }  // namespace loop
 
 namespace detail {
@@ -39,12 +41,14 @@ struct LoopMrDeleter { void operator()(loop::Mr* p) const noexcept; };
 struct LoopChannelDeleter { void operator()(loop::Channel* p) const noexcept; };
 struct LoopCqDeleter { void operator()(loop::Cq* p) const noexcept; };
 struct LoopQpDeleter { void operator()(loop::Qp* p) const noexcept; };
+struct LoopSrqDeleter { void operator()(loop::Srq* p) const noexcept; };
 struct ContextDeleter { void operator()(ibv_context* p) const noexcept; };
 struct PdDeleter { void operator()(ibv_pd* p) const noexcept; };
 struct ChannelDeleter { void operator()(ibv_comp_channel* p) const noexcept; };
 struct CqDeleter { void operator()(ibv_cq* p) const noexcept; };
 struct QpDeleter { void operator()(ibv_qp* p) const noexcept; };
 struct MrDeleter { void operator()(ibv_mr* p) const noexcept; };
+struct SrqDeleter { void operator()(ibv_srq* p) const noexcept; };
 }  // namespace detail
 
 struct Gid {
@@ -70,6 +74,7 @@ struct DeviceLimits {
   std::uint32_t max_cqe = 0;
   std::uint32_t max_qp_rd_atom = 0;
   std::uint64_t max_mr_size = 0;
+  std::uint32_t max_srq_wr = 0;  // 0: the device has no shared receive queues
 };
 
 // Names of the verbs devices on this host, in the order libibverbs lists them.
@@ -234,6 +239,26 @@ struct QpCaps {
 
 struct QpAddress;  // wire.h
 
+// A shared receive queue: receives posted once, consumed by the SENDs and WRITEs-with-immediate
+// of every QP attached to it, in posting order. A completion names the QP it came through
+// (Completion::qp_num) and the receive by its wr_id. Receives not yet consumed stay posted when an
+// attached QP breaks (they are not flushed with it). Outlives the QPs attached to it.
+class SharedReceiveQueue {
+ public:
+  static Result<SharedReceiveQueue> create(const ProtectionDomain& pd, std::uint32_t max_wr);
+  Status post_recv(std::uint64_t wr_id, std::span<const Sge> sges);
+  [[nodiscard]] std::uint32_t max_wr() const noexcept { return max_wr_; }
+  [[nodiscard]] ibv_srq* get() const noexcept { return srq_.get(); }
+
+ private:
+  friend class QueuePair;
+  SharedReceiveQueue(ibv_srq* srq, std::uint32_t max_wr) : srq_(srq), max_wr_(max_wr) {}
+  SharedReceiveQueue(loop::Srq* srq, std::uint32_t max_wr) : loop_(srq), max_wr_(max_wr) {}
+  std::unique_ptr<ibv_srq, detail::SrqDeleter> srq_;
+  std::unique_ptr<loop::Srq, detail::LoopSrqDeleter> loop_;
+  std::uint32_t max_wr_ = 0;
+};
+
 // RC connection parameters for this side; the timeouts decide how fast a dead peer is noticed.
 struct ConnectOptions {
   std::uint8_t port = 1;
@@ -247,8 +272,10 @@ struct ConnectOptions {
 
 class QueuePair {
  public:
+  // With `srq`, receives come from it (caps.max_recv_wr is ignored; post_recv is refused).
   static Result<QueuePair> create_rc(const ProtectionDomain& pd, const CompletionQueue& send_cq,
-                                     const CompletionQueue& recv_cq, const QpCaps& caps);
+                                     const CompletionQueue& recv_cq, const QpCaps& caps,
+                                     const SharedReceiveQueue* srq = nullptr);
   [[nodiscard]] std::uint32_t qp_num() const noexcept;
   // This side's address for the peer (QP number, PSN, LID, GID, MTU).
   [[nodiscard]] Result<QpAddress> local_address(const Context& ctx, const ConnectOptions& opt,
