@@ -41,12 +41,6 @@ Status malformed(int peer, const Status& st) {
                 "rank " + std::to_string(peer) + " sent a malformed message (" + st.message() + "); it is treated as failed");
 }
 
-// What a peer whose connection failed (a completion error, a QP that cannot be posted to) is
-// failed with: whatever the verbs error, the program sees a process it can no longer reach.
-Status unreachable(int peer, const Status& st) {
-  return Status(Code::kPeerFailure, "connection to rank " + std::to_string(peer) + " failed: " + st.to_string());
-}
-
 // A channel address as the wire-up carries it (the peer's decode_address checks every field).
 std::vector<std::byte> encode_address(const Channel::Address& a) {
   std::vector<std::byte> s(kAddressBytes);
@@ -70,6 +64,14 @@ Result<Channel::Address> decode_address(std::span<const std::byte> s) {
   for (int i = 0; i < 4; ++i) a.window |= std::to_integer<std::uint32_t>(p[2 * kRb + static_cast<std::size_t>(i)]) << (8 * i);
   return a;  // Channel::connect checks the window against its bounds
 }
+
+}  // namespace
+
+Status unreachable(int peer, const Status& st) {
+  return Status(Code::kPeerFailure, "connection to rank " + std::to_string(peer) + " failed: " + st.to_string());
+}
+
+namespace {
 
 constexpr std::uint32_t kIdlePollsBeforeCreditFlush = 64;
 // Progress rounds between two looks at the wire-up (an epoll_wait): a peer asking to connect

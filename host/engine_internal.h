@@ -24,6 +24,11 @@ class ChannelWriter final : public CreditWriter {
 };
 
 
+// What a peer whose connection failed (a completion error, a QP that cannot be posted to, one
+// found broken) is failed with: whatever the verbs error, the program sees a process it can no
+// longer reach.
+Status unreachable(int peer, const Status& st);
+
 // Inline here, not in engine.cpp: with one definition out of line, LTO's inliner kept calls to
 // it in start_send and on_direct (augur-perf-lat) that the single-file engine had inlined.
 inline void Engine::finish(Request& r, Path path, Status st) {

@@ -105,6 +105,19 @@ int Engine::event_fd() const noexcept { return events_->fd(); }
 Status Engine::check_peers() {
   // A dying process closes its bootstrap connection; the server tells everyone which rank it
   // was. (RC retries cannot be relied on: rxe never times out a send to a vanished QP.)
+  // A QP that broke with nothing in flight flushes nothing (its receives are the SRQ's): ask.
+  Status first;
+  for (std::size_t i = 0; i < active_.size(); ++i) {
+    const int peer = active_[i];
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.dead) continue;
+    Result<bool> broken = p.ch->broken();
+    if (broken.ok() && !*broken) continue;
+    Status why = broken.ok() ? Status(Code::kIo, "its queue pair is in the error state") : broken.status();
+    Status failed = fail_peer(peer, unreachable(peer, why));
+    if (first.ok()) first = failed;
+  }
+  if (!first.ok()) return first;
   int dead = -1;
   Status st = boot_.check_alive(&dead);
   if (st.ok()) return st;

@@ -482,6 +482,9 @@ Status connect(Qp& qp, const QpAddress& remote) {
   qp.remote = remote.qp_num;
   qp.state = State::kRts;
   drain(d, qp);
+  // The peer's work that waited for us to connect goes now (RC retries until the receiver is
+  // ready; receives from an SRQ were posted before the connection).
+  if (auto it = d.qps.find(remote.qp_num); it != d.qps.end() && it->second->remote == qp.num) drain(d, *it->second);
   return Status::Ok();
 }
 
@@ -527,6 +530,12 @@ Status post_recv(Qp& qp, std::uint64_t wr_id, std::span<const Sge> sges) {
   }
   if (auto it = d.qps.find(qp.remote); qp.state == State::kRts && it != d.qps.end()) drain(d, *it->second);
   return Status::Ok();
+}
+
+bool in_error(const Qp& qp) {
+  Device& d = dev();
+  std::lock_guard lock(d.mu);
+  return qp.state == State::kError;
 }
 
 Status to_error(Qp& qp) {

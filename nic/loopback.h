@@ -73,6 +73,7 @@ Status connect(Qp& qp, const QpAddress& remote);
 AUGUR_COLD_PATH Status post_send(Qp& qp, const SendRequest& wr);
 AUGUR_COLD_PATH Status post_recv(Qp& qp, std::uint64_t wr_id, std::span<const Sge> sges);
 AUGUR_COLD_PATH Status to_error(Qp& qp);
+bool in_error(const Qp& qp);
 
 // The device's fixed attributes.
 PortAttr port_attr(std::uint8_t port);

@@ -394,6 +394,14 @@ Status QueuePair::to_error() {
   return Status::Ok();
 }
 
+Result<bool> QueuePair::in_error() const {
+  if (loop_) return loop::in_error(*loop_);
+  ibv_qp_attr attr{};
+  ibv_qp_init_attr init{};
+  if (int rc = ibv_query_qp(qp_.get(), &attr, IBV_QP_STATE, &init); rc != 0) return verbs_error(rc, "ibv_query_qp");
+  return attr.qp_state == IBV_QPS_ERR;
+}
+
 Status QueuePair::connect(const Context& ctx, const ConnectOptions& opt, const QpAddress& local,
                           const QpAddress& remote) {
   if (loop_) return loop::connect(*loop_, remote);

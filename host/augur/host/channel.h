@@ -172,6 +172,8 @@ class Channel {
   Result<bool> try_send_raw_for_test(std::span<const std::byte> bytes);
   // Fault injection: the connection's QP goes to the error state, as on a transport failure.
   Status force_error_for_test() { return qp_->to_error(); }
+  // Whether the QP broke (checked at the keepalive: an idle broken QP reports nothing by itself).
+  [[nodiscard]] Result<bool> broken() const { return qp_->in_error(); }
 
  private:
   Channel(const ChannelConfig& cfg, const nic::Context& ctx, nic::CompletionQueue& cq, RecvPool& pool);

@@ -287,6 +287,9 @@ class QueuePair {
   Status post_recv(std::uint64_t wr_id, std::span<const Sge> sges);
   // Moves the QP to the error state: outstanding work completes flushed, new work fails.
   Status to_error();
+  // True if the QP is in the error state (a transport failure, or to_error). With an SRQ a
+  // broken QP flushes no receives, so an idle one is found only by asking (ibv_query_qp).
+  [[nodiscard]] Result<bool> in_error() const;
   [[nodiscard]] ibv_qp* get() const noexcept { return qp_.get(); }
 
  private:
