@@ -95,6 +95,14 @@ Result<bool> Engine::arm_for_sleep() {
   AUGUR_RETURN_IF_ERROR(cq_->request_notify());
   // A completion that arrived before the request raised no event: look once more.
   AUGUR_RETURN_IF_ERROR(progress_once());
+  // Grants not yet written go out before we sleep, whatever the idle count: a sender stalled for
+  // them gets no completion when they come, and would otherwise wait for our next wake-up (found
+  // as a 120 s hang of the loopback engine test on a loaded host).
+  for (int peer : active_) {
+    Peer& p = peers_[static_cast<std::size_t>(peer)];
+    if (p.dead || !p.ready) continue;
+    if (Status st = p.ch->flush_credits(); !st.ok()) return fail_peer(peer, unreachable(peer, st));
+  }
   return idle();
 }
 
