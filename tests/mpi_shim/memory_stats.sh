@@ -18,7 +18,7 @@ shift 2
 slots=${AUGUR_SLOTS:-64}
 credits=${AUGUR_CREDITS:-16}
 srq=${AUGUR_SRQ_SLOTS:-128}
-peer_window=${AUGUR_SRQ_PEER_SLOTS:-8}
+peer_window=${AUGUR_SRQ_PEER_SLOTS:-16}
 [ "$peer_window" -le "$slots" ] || peer_window=$slots
 fail=0
 out=$(mktemp)

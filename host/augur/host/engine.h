@@ -45,7 +45,7 @@ namespace augur::host {
 struct EngineConfig {
   std::uint32_t slots = 64;
   std::uint32_t srq_slots = 128;       // the shared receive pool: first registration and growth step
-  std::uint32_t srq_peer_slots = 8;    // a peer's first and smallest window in it
+  std::uint32_t srq_peer_slots = 16;   // a peer's first and smallest window in it
   std::uint32_t srq_max_slots = 16384; // its bound
   std::uint32_t eager_limit = 8192;
   // When a host of the job runs more ranks than it has cores, the eager limit is at least this

@@ -31,7 +31,7 @@ namespace augur::host {
 struct RecvPoolConfig {
   std::uint32_t slot_bytes = 8192 + 24;  // the eager limit plus the message header
   std::uint32_t chunk_slots = 128;       // AUGUR_SRQ_SLOTS: registered at creation, and per growth
-  std::uint32_t peer_window = 8;         // AUGUR_SRQ_PEER_SLOTS: a peer's first and smallest window
+  std::uint32_t peer_window = 16;        // AUGUR_SRQ_PEER_SLOTS: a peer's first and smallest window
   std::uint32_t max_window = 64;         // AUGUR_SLOTS: a peer's largest window
   std::uint32_t max_slots = 16384;       // AUGUR_SRQ_MAX_SLOTS: the pool never grows beyond
 };
