@@ -196,6 +196,64 @@ TEST_F(Loopback, ErrorStateFlushesEveryRequestAndAGonePeerFailsItsSender) {
   EXPECT_EQ(sc[0].status().code(), Code::kPeerFailure);
 }
 
+// Two senders into one SRQ: receives are taken oldest first whichever QP the SEND came through,
+// a send waits while the SRQ is empty and goes when it is posted to, a QP whose peer connects
+// late sends its queued work at the connection, the SRQ's depth is enforced, post_recv on an
+// attached QP is refused, and a broken attached QP flushes none of the SRQ's receives.
+TEST_F(Loopback, SharedReceiveQueueServesEveryAttachedQpInPostingOrder) {
+  SharedReceiveQueue srq = SharedReceiveQueue::create(pd, 2).value();
+  QueuePair r1 = QueuePair::create_rc(pd, cq_b, cq_b, caps, &srq).value();
+  QueuePair r2 = QueuePair::create_rc(pd, cq_b, cq_b, caps, &srq).value();
+  QueuePair s1 = QueuePair::create_rc(pd, cq_a, cq_a, caps).value();
+  QueuePair s2 = QueuePair::create_rc(pd, cq_a, cq_a, caps).value();
+  const QpAddress r1a = r1.local_address(ctx, kOpt, 1).value(), r2a = r2.local_address(ctx, kOpt, 1).value();
+  const QpAddress s1a = s1.local_address(ctx, kOpt, 1).value(), s2a = s2.local_address(ctx, kOpt, 1).value();
+  ASSERT_TRUE(s1.connect(ctx, kOpt, s1a, r1a).ok());
+  ASSERT_TRUE(s2.connect(ctx, kOpt, s2a, r2a).ok());
+  ASSERT_TRUE(r1.connect(ctx, kOpt, r1a, s1a).ok());
+  std::vector<std::byte> src = pattern(64, 3), dst(3 * 64);
+  MemoryRegion smr = reg(src, 0), dmr = reg(dst, kLocalWrite);
+  const Sge one[] = {sge(dmr, 0, 64)}, two[] = {sge(dmr, 64, 64)}, three[] = {sge(dmr, 128, 64)};
+  EXPECT_FALSE(r1.post_recv(1, one).ok());  // its receives are the SRQ's
+  ASSERT_TRUE(srq.post_recv(10, one).ok());
+  ASSERT_TRUE(srq.post_recv(11, two).ok());
+  EXPECT_FALSE(srq.post_recv(12, three).ok());  // depth 2
+  // s2's peer r2 is not connected yet: its SEND waits, s1's takes the oldest receive.
+  const Sge out[] = {sge(smr, 0, 40)};
+  ASSERT_TRUE(s2.post_send({.wr_id = 2, .sges = out}).ok());
+  ASSERT_TRUE(s1.post_send({.wr_id = 1, .sges = out}).ok());
+  auto rc = drain(cq_b);
+  ASSERT_EQ(rc.size(), 1u);
+  EXPECT_EQ(rc[0].wr_id, 10u);
+  EXPECT_EQ(rc[0].qp_num, r1.qp_num());
+  ASSERT_TRUE(r2.connect(ctx, kOpt, r2a, s2a).ok());  // s2's queued SEND goes now, into the next receive
+  rc = drain(cq_b);
+  ASSERT_EQ(rc.size(), 1u);
+  EXPECT_EQ(rc[0].wr_id, 11u);
+  EXPECT_EQ(rc[0].qp_num, r2.qp_num());
+  EXPECT_EQ(rc[0].byte_len, 40u);
+  EXPECT_EQ(0, std::memcmp(dst.data() + 64, src.data(), 40));
+  // The SRQ is empty: a SEND waits, and goes when a receive is posted to the SRQ.
+  ASSERT_TRUE(s1.post_send({.wr_id = 3, .sges = out}).ok());
+  EXPECT_TRUE(drain(cq_b).empty());
+  ASSERT_TRUE(srq.post_recv(12, three).ok());
+  rc = drain(cq_b);
+  ASSERT_EQ(rc.size(), 1u);
+  EXPECT_EQ(rc[0].wr_id, 12u);
+  EXPECT_EQ(drain(cq_a).size(), 3u);
+  // A broken QP flushes none of the SRQ's receives: the other QP still gets it.
+  ASSERT_TRUE(srq.post_recv(13, one).ok());
+  ASSERT_TRUE(r1.to_error().ok());
+  EXPECT_TRUE(r1.in_error().value());
+  EXPECT_FALSE(r2.in_error().value());
+  EXPECT_TRUE(drain(cq_b).empty());
+  ASSERT_TRUE(s2.post_send({.wr_id = 4, .sges = out}).ok());
+  rc = drain(cq_b);
+  ASSERT_EQ(rc.size(), 1u);
+  EXPECT_EQ(rc[0].wr_id, 13u);
+  EXPECT_EQ(rc[0].qp_num, r2.qp_num());
+}
+
 TEST_F(Loopback, CompletionEventComesOnlyAfterRequestNotify) {
   pollfd pfd{events.fd(), POLLIN, 0};
   ASSERT_TRUE(b->post_recv(1, {}).ok());
