@@ -8,8 +8,9 @@
 #   a rank SIGKILLed ends the job (non-zero), no process of it left behind;
 #   AUGUR_PMIX=on without a PMIx server is a clear error, not a job of one.
 # --quick (what CI runs): the p2p suite and the ring only of the programs, and every failure case.
-# --nodes N (srun only): spread the ranks over N nodes (srun -N N); the augur-stats lines must then
-# name augur-h2 too (scripts/slurm-guest --shared on two guests).
+# --nodes 2: spread the ranks over the two guests of scripts/softroce --vms 2 (srun -N 2 with
+# scripts/slurm-guest --shared; mpirun --host with two slots on each, its daemon started on the
+# second guest by ssh, scripts/ssh-guest --client); the augur-stats lines must then name augur-h2 too.
 # Usage: launch_pmix.sh [--quick] [--nodes N] KIND BIN_DIR
 set -u
 quick=0 nodes=1
@@ -31,7 +32,11 @@ launch() {  # launch NP PROGRAM ARGS...
   local np=$1
   shift
   case $kind in
-    mpirun) mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" -x AUGUR_STATS "$@" ;;
+    mpirun)
+      local hosts=()
+      [ "$nodes" -gt 1 ] && hosts=(--host "${AUGUR_SOFTROCE_ADDR_H1:-198.51.100.1}:2,${AUGUR_SSH_PEER:-198.51.100.2}:2"
+                                 --mca oob_tcp_if_include 198.51.100.0/24)
+      mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "${hosts[@]}" -x AUGUR_STATS "$@" ;;
     srun) srun --mpi=pmix -N "$nodes" -n "$np" --overcommit "$@" ;;
     *) echo "launch_pmix.sh: unknown launcher '$kind'" >&2; exit 2 ;;
   esac

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -218,14 +219,14 @@ Status run_receiver(int fd, bool deferred) {
 // Fork without exec is safe here: the process has one thread. augur starts threads only in
 // BootstrapServer and the engine's assist thread, and this binary uses neither (nor do gtest or
 // libibverbs start any; checked with strace -f: no clone before the fork).
-void flood(bool deferred) {
+void pair(const std::function<Status(int)>& sender_main, const std::function<Status(int)>& receiver_main) {
   int sv[2];
   ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM, 0, sv));
   const char* device = std::getenv("AUGUR_DEVICE");
   if (device != nullptr && std::string(device) == "loopback") {  // it connects threads of one process
     Status sent;
-    std::thread sender([&] { sent = run_sender(sv[1]); });
-    Status s = run_receiver(sv[0], deferred);
+    std::thread sender([&] { sent = sender_main(sv[1]); });
+    Status s = receiver_main(sv[0]);
     sender.join();
     close(sv[0]);
     close(sv[1]);
@@ -238,13 +239,13 @@ void flood(bool deferred) {
   ASSERT_GE(pid, 0);
   if (pid == 0) {
     close(sv[0]);
-    Status s = run_sender(sv[1]);
+    Status s = sender_main(sv[1]);
     if (!s.ok()) std::fprintf(stderr, "sender: %s\n", s.to_string().c_str());
     std::fflush(nullptr);
     _exit(s.ok() ? 0 : 1);
   }
   close(sv[1]);
-  Status s = run_receiver(sv[0], deferred);
+  Status s = receiver_main(sv[0]);
   close(sv[0]);
   int st = 0;
   ASSERT_EQ(pid, waitpid(pid, &st, 0));
@@ -252,10 +253,51 @@ void flood(bool deferred) {
   EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "sender failed (see above)";
 }
 
+void flood(bool deferred) {
+  pair(run_sender, [deferred](int fd) { return run_receiver(fd, deferred); });
+}
+
 TEST(Channel, FloodAgainstAHoldingReceiverIsFlowControlledAndIntact) { flood(false); }
 
 // The engine gives bounce slots back through release_later: the credits must flow just the same.
 TEST(Channel, FloodWithDeferredRepostsIsFlowControlledAndIntact) { flood(true); }
+
+// A peer that sends beyond its grant would take a slot of another peer's window in the shared
+// pool: the receiver rejects that message (and the engine fails the peer), after delivering the
+// ones the grant covered intact.
+TEST(Channel, ASenderBeyondItsGrantIsRejected) {
+  pair(
+      [](int fd) -> Status {
+        AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, 0, 1));
+        const std::byte msg[4] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
+        for (std::uint32_t i = 0; i < kFirstWindow; ++i) {
+          AUGUR_ASSIGN_OR_RETURN(bool sent, s.ch->try_send(5, 7, msg));
+          if (!sent) return Status(Code::kInternal, "no credit within the first window");
+        }
+        AUGUR_ASSIGN_OR_RETURN(bool more, s.ch->try_send(5, 7, msg));
+        if (more) return Status(Code::kInternal, "a credit beyond the first window");
+        std::vector<std::byte> raw(sizeof(proto::MsgHeader) + 4);  // its content never matters
+        AUGUR_ASSIGN_OR_RETURN(bool forced, s.ch->try_send_ungranted_for_test(raw));
+        if (!forced) return Status(Code::kInternal, "the ungranted send was not posted");
+        return sync(fd);
+      },
+      [](int fd) -> Status {
+        AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, 1, 0));
+        std::uint32_t got = 0;
+        Status rejected;
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+        while (rejected.ok()) {  // the slots are held: nothing is granted again
+          AUGUR_RETURN_IF_ERROR(progress(s, [&](const Arrival& a) { got += a.payload.size() == 4 && a.payload[3] == std::byte{4}; }, &rejected));
+          if (std::chrono::steady_clock::now() > deadline) return Status(Code::kTimeout, "no rejection");
+        }
+        if (got != kFirstWindow) return Status(Code::kInternal, std::to_string(got) + " messages delivered before the rejection");
+        if (rejected.message().find("beyond the 2 granted") == std::string::npos) {
+          return Status(Code::kInternal, "wrong rejection: " + rejected.to_string());
+        }
+        if (s.ch->counters().rejected != 1) return Status(Code::kInternal, "rejection not counted");
+        return sync(fd);
+      });
+}
 
 }  // namespace
 }  // namespace augur::host

@@ -170,6 +170,8 @@ class Channel {
 
   // For tests that play a faulty peer: sends raw bytes as one message (consumes a credit).
   Result<bool> try_send_raw_for_test(std::span<const std::byte> bytes);
+  // The same without a credit: a peer that sends beyond its grant.
+  Result<bool> try_send_ungranted_for_test(std::span<const std::byte> bytes);
   // Fault injection: the connection's QP goes to the error state, as on a transport failure.
   Status force_error_for_test() { return qp_->to_error(); }
   // Whether the QP broke (checked at the keepalive: an idle broken QP reports nothing by itself).
