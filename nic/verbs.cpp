@@ -508,8 +508,10 @@ Status QueuePair::post_send(const SendRequest& wr) {
   return Status::Ok();
 }
 
-Status QueuePair::post_recv(std::uint64_t wr_id, std::span<const Sge> sges) {
-  if (loop_) return loop::post_recv(*loop_, wr_id, sges);
+namespace {
+// One receive work request, posted by `post` (ibv_post_recv or ibv_post_srq_recv), named `what`.
+template <typename Post>
+Status post_one_recv(std::uint64_t wr_id, std::span<const Sge> sges, const Post& post, const char* what) {
   ibv_sge sge[kMaxSge];
   AUGUR_RETURN_IF_ERROR(fill_sges(sges, sge));
   ibv_recv_wr w{};
@@ -517,8 +519,15 @@ Status QueuePair::post_recv(std::uint64_t wr_id, std::span<const Sge> sges) {
   w.sg_list = sge;
   w.num_sge = static_cast<int>(sges.size());
   ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_recv(qp_.get(), &w, &bad); rc != 0) return verbs_error(rc, "ibv_post_recv");
+  if (int rc = post(&w, &bad); rc != 0) return verbs_error(rc, what);
   return Status::Ok();
+}
+}  // namespace
+
+Status QueuePair::post_recv(std::uint64_t wr_id, std::span<const Sge> sges) {
+  if (loop_) return loop::post_recv(*loop_, wr_id, sges);
+  return post_one_recv(wr_id, sges, [&](ibv_recv_wr* w, ibv_recv_wr** bad) { return ibv_post_recv(qp_.get(), w, bad); },
+                       "ibv_post_recv");
 }
 
 Result<SharedReceiveQueue> SharedReceiveQueue::create(const ProtectionDomain& pd, std::uint32_t max_wr) {
@@ -537,15 +546,8 @@ Result<SharedReceiveQueue> SharedReceiveQueue::create(const ProtectionDomain& pd
 
 Status SharedReceiveQueue::post_recv(std::uint64_t wr_id, std::span<const Sge> sges) {
   if (loop_) return loop::post_srq_recv(*loop_, wr_id, sges);
-  ibv_sge sge[kMaxSge];
-  AUGUR_RETURN_IF_ERROR(fill_sges(sges, sge));
-  ibv_recv_wr w{};
-  w.wr_id = wr_id;
-  w.sg_list = sge;
-  w.num_sge = static_cast<int>(sges.size());
-  ibv_recv_wr* bad = nullptr;
-  if (int rc = ibv_post_srq_recv(srq_.get(), &w, &bad); rc != 0) return verbs_error(rc, "ibv_post_srq_recv");
-  return Status::Ok();
+  return post_one_recv(wr_id, sges, [&](ibv_recv_wr* w, ibv_recv_wr** bad) { return ibv_post_srq_recv(srq_.get(), w, bad); },
+                       "ibv_post_srq_recv");
 }
 
 }  // namespace augur::nic
