@@ -131,7 +131,11 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   // The job's hosts first: the eager limit, which both ends of every channel must agree on,
   // depends on whether any host is oversubscribed (start-up's one fence).
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  AUGUR_RETURN_IF_ERROR(boot.put("augur.host", encode_host_share({this_host_name(), cores})));
+  // Ranks group by node: the launcher's node name when it gives one (PMIx), else the host name.
+  // Every rank reads every entry, so all reach the same grouping (the eager limit depends on it).
+  const NodePlacement placed = boot.placement();
+  e->node_name_ = placed.node.empty() ? this_host_name() : placed.node;
+  AUGUR_RETURN_IF_ERROR(boot.put("augur.host", encode_host_share({e->node_name_, cores})));
   // Where this rank listens for connections, published in the same fence: the only per-rank
   // key of a connection, however many peers the job has.
   AUGUR_ASSIGN_OR_RETURN(std::string wire_host, wireup_host(*e->ctx_, opt.connect));
@@ -144,6 +148,11 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
     AUGUR_ASSIGN_OR_RETURN(shares[static_cast<std::size_t>(p)], parse_host_share(s, p));
   }
   const JobHosts hosts = job_hosts(shares, e->rank_);
+  e->local_ranks_ = hosts.local_ranks;
+  if (placed.local_size > 0 && placed.local_size != hosts.local_ranks) {
+    std::fprintf(stderr, "augur: rank %d: the launcher put %d ranks on node %s, the exchange found %d there; using %d\n", e->rank_,
+                 placed.local_size, placed.node.c_str(), hosts.local_ranks, hosts.local_ranks);
+  }
   // On an oversubscribed host each rendezvous hand-off waits for its peer to get a core; a
   // larger eager limit saves two of the three (docs/runtime.md, "Oversubscribed hosts").
   e->oversubscribed_job_ = hosts.any_oversubscribed;

@@ -91,6 +91,7 @@ std::string Engine::stats_line() const {
   kv("pinned_regions", pinned.regions);
   kv("eager_limit", cfg_.eager_limit);
   kv("oversubscribed", oversubscribed_job_ ? 1 : 0);
+  kv("local_ranks", static_cast<std::uint64_t>(local_ranks_));
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
   return s;

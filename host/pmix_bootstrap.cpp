@@ -2,6 +2,7 @@
 
 #include <pmix.h>
 
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -30,6 +31,28 @@ Result<std::string> pmix_key(std::string_view key, std::size_t value_len = 0) {
   AUGUR_RETURN_IF_ERROR(check_key_value(key.size(), value_len));
   if (key.find('\0') != std::string_view::npos) return Status(Code::kInvalidArgument, "bootstrap key with a NUL byte");
   return std::string(key);
+}
+
+// What the server says of where it placed `me`; empty if it does not say (both keys are
+// optional in the standard, and a name with a blank would not fit the host entries).
+NodePlacement placement_of(const pmix_proc_t& me) {
+  NodePlacement np;
+  pmix_value_t* v = nullptr;
+  if (PMIx_Get(&me, PMIX_HOSTNAME, nullptr, 0, &v) == PMIX_SUCCESS && v != nullptr) {
+    if (v->type == PMIX_STRING && v->data.string != nullptr) np.node = v->data.string;
+    PMIX_VALUE_RELEASE(v);
+  }
+  const pmix_proc_t job = proc_of(me.nspace, PMIX_RANK_WILDCARD);
+  v = nullptr;
+  if (PMIx_Get(&job, PMIX_LOCAL_SIZE, nullptr, 0, &v) == PMIX_SUCCESS && v != nullptr) {
+    if (v->type == PMIX_UINT32 && v->data.uint32 <= static_cast<std::uint32_t>(kMaxRanks)) {
+      np.local_size = static_cast<int>(v->data.uint32);
+    }
+    PMIX_VALUE_RELEASE(v);
+  }
+  const bool usable = !np.node.empty() && np.local_size > 0 && np.node.size() < 256 &&
+                      np.node.find_first_of(" \t\n\r") == std::string::npos;
+  return usable ? np : NodePlacement{};
 }
 
 // The one handler object PMIx calls back; PMIx_Init is once per process, so one bootstrap.
@@ -92,6 +115,7 @@ Result<std::unique_ptr<PmixBootstrap>> PmixBootstrap::init(std::chrono::seconds 
                                               " (augur runs jobs of 1 to " + std::to_string(kMaxRanks) + " ranks)");
   }
   std::unique_ptr<PmixBootstrap> b(new PmixBootstrap(me.nspace, static_cast<int>(me.rank), static_cast<int>(size), timeout));
+  b->placement_ = placement_of(me);
   g_boot.store(b.get(), std::memory_order_release);
   // Processes of the job that end early, and the server going away. A server that does not
   // send these events still ends the job itself (mpirun and srun kill the other ranks).

@@ -8,7 +8,6 @@
 #include <numeric>
 #include <string>
 
-#include "augur/host/job_hosts.h"
 #include "coll_task.h"
 #include "shim.h"
 
@@ -1009,7 +1008,9 @@ AUGUR_MPI_FN(int, Comm_split_type, (MPI_Comm comm, int split_type, int key, MPI_
     return raise(comm, fn, err(MPI_ERR_ARG, "split type " + std::to_string(split_type) + " (only MPI_COMM_TYPE_SHARED)"));
   }
   const Comm& c = *comm_of(comm);
-  const unsigned long long mine = std::hash<std::string>{}(augur::host::this_host_name());
+  // The engine's node name: the launcher's when it placed the ranks, so this split and the
+  // engine's idea of a node agree.
+  const unsigned long long mine = std::hash<std::string>{}(S().engine->node_name());
   std::vector<unsigned long long> all(static_cast<std::size_t>(c.size));
   const int rc = PMPI_Allgather(&mine, 1, MPI_UNSIGNED_LONG_LONG, all.data(), 1, MPI_UNSIGNED_LONG_LONG, comm);
   if (rc != MPI_SUCCESS) return rc;

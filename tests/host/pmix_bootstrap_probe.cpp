@@ -1,6 +1,7 @@
 // PmixBootstrap against a real PMIx server: run by Open MPI's mpirun (tests/host/CMakeLists.txt),
 // every rank checks the exchange and exits non-zero on the first wrong answer. No verbs device.
-//   - rank and size agree with the launcher's (OMPI_COMM_WORLD_RANK/SIZE);
+//   - rank and size agree with the launcher's (OMPI_COMM_WORLD_RANK/SIZE), and so does the
+//     placement (the node's name, and all ranks on it);
 //   - every rank's keys are read back by every rank after one fence, binary values intact
 //     (NUL bytes, 64 KiB), an empty value stays empty;
 //   - a key never put is kNotFound; a bad key or an oversized value is refused before PMIx;
@@ -49,6 +50,14 @@ int main() {
   const int size = boot.size();
   if (const char* r = std::getenv("OMPI_COMM_WORLD_RANK")) check(std::atoi(r) == rank, rank, "rank differs from mpirun's");
   if (const char* n = std::getenv("OMPI_COMM_WORLD_SIZE")) check(std::atoi(n) == size, rank, "size differs from mpirun's");
+  // All ranks on this one node: the placement names it and counts them (mpirun's
+  // OMPI_COMM_WORLD_LOCAL_SIZE says the same).
+  const augur::host::NodePlacement placed = boot.placement();
+  check(!placed.node.empty(), rank, "no node name from PMIX_HOSTNAME");
+  check(placed.local_size == size, rank, "PMIX_LOCAL_SIZE " + std::to_string(placed.local_size) + ", not " + std::to_string(size));
+  if (const char* l = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE")) {
+    check(std::atoi(l) == placed.local_size, rank, "local size differs from mpirun's");
+  }
 
   check(boot.put("probe.v", value_of(rank, 0)).ok(), rank, "put");
   check(boot.put("probe.empty", "").ok(), rank, "put of an empty value");

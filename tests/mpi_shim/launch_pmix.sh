@@ -3,7 +3,8 @@
 # Open MPI's mpirun (KIND=mpirun) or Slurm's srun --mpi=pmix (KIND=srun, slurmd and slurmctld
 # already running: scripts/slurm-guest). Each case is bounded in time and checked by its output:
 #   the p2p and collective suites and the four seed examples at 4 ranks (each suite prints the job
-#   size it saw, each example checks its own result), augur-stats lines from every rank;
+#   size it saw, each example checks its own result), augur-stats lines from every rank, each
+#   counting the ranks on its node as the launcher placed them (local_ranks);
 #   MPI_Abort on one rank ends the job with its message and a non-zero status;
 #   a rank SIGKILLed ends the job (non-zero), no process of it left behind;
 #   AUGUR_PMIX=on without a PMIx server is a clear error, not a job of one.
@@ -86,9 +87,12 @@ else
 fi
 spread=()
 [ "$nodes" -gt 1 ] && spread=("host=augur-h1" "host=augur-h2")  # the ranks really are on both hosts
+# Every rank counts the ranks the launcher put on its node (PMIX_HOSTNAME, PMIX_LOCAL_SIZE).
+per_node=$((4 / nodes))
+ranks=()
+for r in 0 1 2 3; do ranks+=("augur-stats rank=$r .* local_ranks=$per_node "); done
 for app in $apps; do
-  expect "example $app, 4 ranks" 0 "augur-stats rank=0 " "augur-stats rank=1 " "augur-stats rank=2 " "augur-stats rank=3 " "${spread[@]}" \
-    -- launch 4 "$bin/augur-mpi-$app" 20
+  expect "example $app, 4 ranks" 0 "${ranks[@]}" "${spread[@]}" -- launch 4 "$bin/augur-mpi-$app" 20
 done
 unset AUGUR_STATS
 expect "MPI_Abort on rank 1 of 3" nonzero "rank 1 called MPI_Abort with error code 3" -- launch 3 "$bin/mpi_test_fatal" abort

@@ -22,6 +22,14 @@
 
 namespace augur::host {
 
+// Where the launcher placed this rank, when it says (a resource manager does; augurrun's exchange
+// leaves it to the ranks' host names): the node's name as the launcher knows it, and how many
+// ranks of the job it started there.
+struct NodePlacement {
+  std::string node;
+  int local_size = 0;
+};
+
 class Bootstrap {
  public:
   virtual ~Bootstrap() = default;
@@ -42,6 +50,8 @@ class Bootstrap {
     (void)code;
     (void)why;
   }
+  // The launcher's placement of this rank, if it has one (empty node: it has not).
+  [[nodiscard]] virtual NodePlacement placement() const { return {}; }
 };
 
 // Limits that bound what a malformed or hostile peer can make the server store.

@@ -233,6 +233,9 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   // Peers this rank has a channel to (made on first use, or all with connect_all), and what its
   // wire-up did (wireup.h).
   [[nodiscard]] int peers_connected() const;
+  // The name this rank's node goes by in the job (the launcher's, else the host name): ranks
+  // with the same name share a node (MPI_COMM_TYPE_SHARED).
+  [[nodiscard]] const std::string& node_name() const noexcept { return node_name_; }
   [[nodiscard]] Wireup::Counters wireup_counters() const;
   // Both registration caches together.
   [[nodiscard]] nic::RegCacheCounters rcache_counters() const;
@@ -470,6 +473,8 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   int size_;
   EngineConfig cfg_;  // as given, but for the eager limit the job's hosts decided (create)
   bool oversubscribed_job_ = false;
+  int local_ranks_ = 1;  // ranks of the job on this rank's node, itself included
+  std::string node_name_;
   std::unique_ptr<nic::Context> ctx_;
   std::unique_ptr<nic::ProtectionDomain> pd_;
   std::unique_ptr<nic::CompletionChannel> events_;  // wakes a sleeping waiter at a completion

@@ -35,6 +35,8 @@ class PmixBootstrap final : public Bootstrap {
   [[nodiscard]] Result<std::string> get(int rank, std::string_view key) const override;
   Status check_alive(int* dead_rank) override;
   void abort(int code, std::string_view why) override;
+  // PMIX_HOSTNAME of this process and PMIX_LOCAL_SIZE of its node, as the server gave them.
+  [[nodiscard]] NodePlacement placement() const override { return placement_; }
 
   [[nodiscard]] const std::string& nspace() const noexcept { return nspace_; }
 
@@ -48,6 +50,7 @@ class PmixBootstrap final : public Bootstrap {
   int rank_;
   int size_;
   std::chrono::seconds timeout_;
+  NodePlacement placement_;
   std::size_t keys_put_ = 0;
   std::size_t handler_id_ = 0;
   bool handler_registered_ = false;
