@@ -134,7 +134,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   // Ranks group by node: the launcher's node name when it gives one (PMIx), else the host name.
   // Every rank reads every entry, so all reach the same grouping (the eager limit depends on it).
   const NodePlacement placed = boot.placement();
-  e->node_name_ = placed.node.empty() ? this_host_name() : placed.node;
+  e->node_name_ = node_name_from(placed.node);
   AUGUR_RETURN_IF_ERROR(boot.put("augur.host", encode_host_share({e->node_name_, cores})));
   // Where this rank listens for connections, published in the same fence: the only per-rank
   // key of a connection, however many peers the job has.
@@ -149,9 +149,8 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   }
   const JobHosts hosts = job_hosts(shares, e->rank_);
   e->local_ranks_ = hosts.local_ranks;
-  if (placed.local_size > 0 && placed.local_size != hosts.local_ranks) {
-    std::fprintf(stderr, "augur: rank %d: the launcher put %d ranks on node %s, the exchange found %d there; using %d\n", e->rank_,
-                 placed.local_size, placed.node.c_str(), hosts.local_ranks, hosts.local_ranks);
+  if (const std::string w = placement_mismatch(e->rank_, e->node_name_, placed.local_size, hosts.local_ranks); !w.empty()) {
+    std::fprintf(stderr, "%s\n", w.c_str());
   }
   // On an oversubscribed host each rendezvous hand-off waits for its peer to get a core; a
   // larger eager limit saves two of the three (docs/runtime.md, "Oversubscribed hosts").

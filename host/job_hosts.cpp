@@ -13,12 +13,15 @@
 
 namespace augur::host {
 
+namespace {
+std::string clean(std::string_view v) {
+  std::string s(v);
+  std::erase_if(s, [](unsigned char c) { return std::isspace(c) != 0 || c == 0; });
+  return s;
+}
+}  // namespace
+
 std::string host_name_from(std::string_view hostname, std::string_view boot_id) {
-  auto clean = [](std::string_view v) {
-    std::string s(v);
-    std::erase_if(s, [](unsigned char c) { return std::isspace(c) != 0 || c == 0; });
-    return s;
-  };
   if (std::string h = clean(hostname); !h.empty()) return h;
   if (std::string id = clean(boot_id); !id.empty()) return "boot-" + id;
   return "localhost";
@@ -31,6 +34,18 @@ std::string this_host_name() {
   std::string id;
   std::getline(in, id);
   return host_name_from(name, id);
+}
+
+std::string node_name_from(std::string_view launcher_node) {
+  if (std::string n = clean(launcher_node); !n.empty()) return n;
+  return this_host_name();
+}
+
+std::string placement_mismatch(int rank, std::string_view node, int launcher_local, int found_local) {
+  if (launcher_local <= 0 || launcher_local == found_local) return {};
+  return "augur: rank " + std::to_string(rank) + ": the launcher put " + std::to_string(launcher_local) +
+         " ranks on node " + std::string(node) + ", the exchange found " + std::to_string(found_local) +
+         " there; using " + std::to_string(found_local);
 }
 
 std::string encode_host_share(const HostShare& s) { return s.host + " " + std::to_string(s.cores); }

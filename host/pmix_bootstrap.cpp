@@ -50,8 +50,8 @@ NodePlacement placement_of(const pmix_proc_t& me) {
     }
     PMIX_VALUE_RELEASE(v);
   }
-  const bool usable = !np.node.empty() && np.local_size > 0 && np.node.size() < 256 &&
-                      np.node.find_first_of(" \t\n\r") == std::string::npos;
+  // The engine cleans the name (node_name_from); a name longer than a host name is not one.
+  const bool usable = !np.node.empty() && np.local_size > 0 && np.node.size() < 256;
   return usable ? np : NodePlacement{};
 }
 

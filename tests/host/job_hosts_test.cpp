@@ -63,5 +63,19 @@ TEST(JobHosts, AHostWithoutANameIsNamedByItsBootId) {
   EXPECT_EQ(back->cores, 3u);
 }
 
+TEST(JobHosts, TheLaunchersNodeNameFollowsTheSameRule) {
+  EXPECT_EQ(node_name_from("augur-h2"), "augur-h2");
+  EXPECT_EQ(node_name_from("node 7\n"), "node7");
+  EXPECT_EQ(node_name_from(" \t"), this_host_name());  // blanks are no name
+  EXPECT_EQ(node_name_from(""), this_host_name());
+}
+
+TEST(JobHosts, ALauncherCountThatDisagreesIsReported) {
+  EXPECT_EQ(placement_mismatch(1, "n1", 0, 3), "");  // the launcher gave no count
+  EXPECT_EQ(placement_mismatch(1, "n1", 3, 3), "");
+  EXPECT_EQ(placement_mismatch(1, "n1", 4, 2),
+            "augur: rank 1: the launcher put 4 ranks on node n1, the exchange found 2 there; using 2");
+}
+
 }  // namespace
 }  // namespace augur::host

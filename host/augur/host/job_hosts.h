@@ -29,6 +29,13 @@ struct JobHosts {
 // what gethostname and /proc/sys/kernel/random/boot_id said.
 std::string this_host_name();
 std::string host_name_from(std::string_view hostname, std::string_view boot_id);
+// The name this rank groups by: the launcher's node name (PMIx) under the same rule, or
+// this_host_name() when the launcher gave none or only blanks.
+std::string node_name_from(std::string_view launcher_node);
+
+// Empty when the launcher's count of ranks on this node (0: it gave none) agrees with the
+// exchange's; else the warning to print (the exchange's count is used).
+std::string placement_mismatch(int rank, std::string_view node, int launcher_local, int found_local);
 
 // The bootstrap value: "hostname cores".
 std::string encode_host_share(const HostShare& s);
