@@ -183,7 +183,6 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   e->rma_pending_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(e->size_));
   e->connect_opt_ = opt.connect;
   e->active_.reserve(static_cast<std::size_t>(e->size_));
-  if (e->cfg_.connect_all) AUGUR_RETURN_IF_ERROR(e->connect_all_peers());
   // auto: only with cores to spare. On a 2-core host even a single rank's application thread
   // shares the assist thread's core (the OS places an unbound thread anywhere), and every
   // hand-off then waits for the scheduler: measured 3x slower on the p2p suite.
@@ -194,6 +193,10 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   const bool assist = cfg.assist == EngineConfig::Assist::kOn ||
                       (cfg.assist == EngineConfig::Assist::kAuto && cores >= 4 &&
                        cores >= 2u * static_cast<unsigned>(std::max(1, local_ranks)));
+  // AUGUR_WAIT=auto: a waiter that sleeps pays a wake-up at every completion it slept through
+  // (docs/runtime.md, "How waits wait"); it is worth it only when the core is needed elsewhere.
+  e->driver_.resolve_auto_wait(!hosts.here_oversubscribed && !assist);
+  if (e->cfg_.connect_all) AUGUR_RETURN_IF_ERROR(e->connect_all_peers());
   if (assist) AUGUR_RETURN_IF_ERROR(e->start_assist());
   return e;
 }

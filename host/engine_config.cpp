@@ -57,7 +57,7 @@ std::string Engine::stats_line() const {
   kv("rma_bytes", c.rma_bytes);
   // Memory: what the process has pinned (every region, user buffers in the caches included),
   // and the part that grows with the peers it is connected to (docs/launch.md, memory).
-  std::uint64_t peers = 0, channel_bytes = 0, srq_bytes = 0, srq_slots = 0, window_max = 0;
+  std::uint64_t peers = 0, channel_bytes = 0, srq_bytes = 0, srq_slots = 0, window_max = 0, sleeps = 0;
   RecvPoolCounters pc;
   Wireup::Counters wc;
   call_in_assist([&] {  // channels are made on the assist thread, when there is one
@@ -68,6 +68,7 @@ std::string Engine::stats_line() const {
       window_max = std::max<std::uint64_t>(window_max, ch.window());
     }
     if (wire_) wc = wire_->counters();
+    sleeps = driver_.sleeps();
     if (pool_) {
       srq_bytes = pool_->registered_bytes();
       srq_slots = pool_->slots();
@@ -92,6 +93,8 @@ std::string Engine::stats_line() const {
   kv("eager_limit", cfg_.eager_limit);
   kv("oversubscribed", oversubscribed_job_ ? 1 : 0);
   kv("local_ranks", static_cast<std::uint64_t>(local_ranks_));
+  kv("wait_sleeps", sleeps);
+  s.append(" wait=").append(wait_policy_name(driver_.wait_policy()));
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) == 0) s.append(" host=").append(host);  // which machine, in multi-host jobs
   return s;

@@ -64,6 +64,22 @@ void ProgressDriver::wake_waiters() {
   sleep_cv_.notify_all();
 }
 
+const char* wait_policy_name(WaitPolicy w) noexcept {
+  switch (w) {
+    case WaitPolicy::kSpin: return "spin";
+    case WaitPolicy::kBlock: return "block";
+    case WaitPolicy::kHybrid: return "hybrid";
+    case WaitPolicy::kAuto: return "auto";
+  }
+  return "?";
+}
+
+void ProgressDriver::resolve_auto_wait(bool cores_to_spare) noexcept {
+  if (cfg_.wait != WaitPolicy::kAuto) return;
+  cfg_.wait = cores_to_spare ? WaitPolicy::kSpin : WaitPolicy::kHybrid;
+  relax_every_ = check_every(1);
+}
+
 ProgressDriver::Clock::duration ProgressDriver::spin() const noexcept {
   return std::chrono::microseconds(cfg_.wait == WaitPolicy::kBlock ? 0 : cfg_.spin_us);
 }
@@ -234,7 +250,7 @@ Status ProgressDriver::relax_idle(int max_ms) {
   const auto now = Clock::now();
   AUGUR_RETURN_IF_ERROR(check_if_due(now));  // a dead rank is reported, not waited for
   if (relax_idle_since_ == Clock::time_point{}) relax_idle_since_ = now;
-  if (cfg_.wait == WaitPolicy::kHybrid && now - relax_idle_since_ < std::chrono::microseconds(cfg_.spin_us)) {
+  if (cfg_.wait != WaitPolicy::kBlock && now - relax_idle_since_ < std::chrono::microseconds(cfg_.spin_us)) {
     yield_if_oversubscribed();
     return Status::Ok();
   }
@@ -247,6 +263,7 @@ Status ProgressDriver::sleep_for_completion(int timeout_ms) {
   AUGUR_ASSIGN_OR_RETURN(bool may_sleep, target_.arm_for_sleep());
   if (!may_sleep) return Status::Ok();
   // The assist thread is also woken by commands (wake_fd_); both by a peer's wire-up.
+  ++sleeps_;
   pollfd fds[3] = {{target_.event_fd(), POLLIN, 0}, {target_.wire_fd(), POLLIN, 0}, {wake_fd_.get(), POLLIN, 0}};
   const int rc = ::poll(fds, assisted_ ? 3 : 2, timeout_ms);  // a negative fd is skipped
   if (rc < 0 && errno != EINTR) return errno_status(errno, "poll(completion channel)");

@@ -82,7 +82,7 @@ Status run(const std::vector<std::uint16_t>& ports, int rank, int fd, const Opti
     std::printf("# half round trip, median over %d rounds x %d iterations after %d untimed (us); ratios to raw verbs\n",
                 opt.rounds, opt.iters, opt.warmup);
     std::printf("# engine: AUGUR_WAIT=%s AUGUR_SPIN_US=%u, assist thread %s, eager limit %u\n",
-                cfg.wait == host::WaitPolicy::kSpin ? "spin" : cfg.wait == host::WaitPolicy::kBlock ? "block" : "hybrid",
+                host::wait_policy_name(eng.at(0).wait_policy()),
                 cfg.spin_us, eng.at(0).assist_placement() != nullptr ? "on" : "off", cfg.eager_limit);
     std::printf("# direct%%: messages the initiator received by direct placement\n");
     std::printf("# timestamps: %s\n", Stopwatch::kTsc ? "TSC (as perftest), no clock_gettime per sample" : "steady_clock");

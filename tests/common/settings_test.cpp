@@ -81,8 +81,8 @@ TEST(Settings, BadBoolNamesTheVariable) {
 TEST(Settings, BadEnumNameNamesTheVariable) {
   for (const char* bad : {"sleepy", "", "Spin", "spin "}) {
     setenv("AUGUR_WAIT", bad, 1);
-    expect_rejected(setting_index("AUGUR_WAIT"), "AUGUR_WAIT", bad, "spin, block or hybrid");
-    expect_rejected(setting_choice("AUGUR_WAIT"), "AUGUR_WAIT", bad, "spin, block or hybrid");
+    expect_rejected(setting_index("AUGUR_WAIT"), "AUGUR_WAIT", bad, "spin, block, hybrid or auto");
+    expect_rejected(setting_choice("AUGUR_WAIT"), "AUGUR_WAIT", bad, "spin, block, hybrid or auto");
   }
   unsetenv("AUGUR_WAIT");
 }

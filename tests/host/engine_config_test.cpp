@@ -81,7 +81,7 @@ TEST(EngineConfig, EveryEnumNameGivesItsEnumerator) {
     EXPECT_EQ(c->steering, want) << name;
   }
   for (const auto& [name, want] : std::vector<std::pair<std::string, WaitPolicy>>{
-           {"spin", WaitPolicy::kSpin}, {"block", WaitPolicy::kBlock}, {"hybrid", WaitPolicy::kHybrid}}) {
+           {"spin", WaitPolicy::kSpin}, {"block", WaitPolicy::kBlock}, {"hybrid", WaitPolicy::kHybrid}, {"auto", WaitPolicy::kAuto}}) {
     Result<EngineConfig> c = config_with("AUGUR_WAIT", name);
     ASSERT_TRUE(c.ok()) << c.status().to_string();
     EXPECT_EQ(c->wait, want) << name;
@@ -118,7 +118,7 @@ TEST(EngineConfig, PredictorNamesAreThePredictorLibrarys) {
 TEST(EngineConfig, BadEnumNamesAndFlagsNameTheVariable) {
   const std::vector<std::tuple<const char*, const char*, std::string>> cases = {
       {"AUGUR_STEERING", "on", "AUGUR_STEERING=on: expected off, posted or predicted"},
-      {"AUGUR_WAIT", "on", "AUGUR_WAIT=on: expected spin, block or hybrid"},
+      {"AUGUR_WAIT", "on", "AUGUR_WAIT=on: expected spin, block, hybrid or auto"},
       {"AUGUR_ASSIST", "yes", "AUGUR_ASSIST=yes: expected off, on or auto"},
       {"AUGUR_STATS", "yes", "AUGUR_STATS=yes: expected 0 or 1"},
   };

@@ -99,6 +99,37 @@ TEST(Progress, SpinWaitPollsUntilDoneAndNeverSleeps) {
   EXPECT_EQ(t.arms.load(), 0);
 }
 
+TEST(Progress, AutoWaitSpinsWithCoresToSpareAndSleepsWithout) {
+  {
+    FakeTarget t;
+    t.done_at = 5000;
+    ProgressDriver d(t, {.wait = WaitPolicy::kAuto, .spin_us = 0, .keepalive_ms = 60'000});
+    d.resolve_auto_wait(true);
+    EXPECT_EQ(d.wait_policy(), WaitPolicy::kSpin);
+    ASSERT_TRUE(d.wait(t.req, 60'000).ok());
+    EXPECT_EQ(t.arms.load(), 0);  // never went to sleep, although spin_us is 0
+    EXPECT_EQ(d.sleeps(), 0u);
+  }
+  FakeTarget t;
+  ProgressDriver d(t, {.wait = WaitPolicy::kAuto, .spin_us = 0, .keepalive_ms = 60'000});
+  d.resolve_auto_wait(false);
+  EXPECT_EQ(d.wait_policy(), WaitPolicy::kHybrid);
+  d.resolve_auto_wait(true);  // decided once: a second call changes nothing
+  EXPECT_EQ(d.wait_policy(), WaitPolicy::kHybrid);
+  std::thread completer([&] {
+    while (t.arms == 0) std::this_thread::yield();  // hybrid with no spin: it goes to sleep
+    t.done_at = 1;
+    fire(t.event);
+  });
+  ASSERT_TRUE(d.wait(t.req, 60'000).ok());
+  completer.join();
+  EXPECT_GE(d.sleeps(), 1u);
+  // An explicit policy is never replaced.
+  ProgressDriver block(t, {.wait = WaitPolicy::kBlock, .spin_us = 0, .keepalive_ms = 60'000});
+  block.resolve_auto_wait(true);
+  EXPECT_EQ(block.wait_policy(), WaitPolicy::kBlock);
+}
+
 TEST(Progress, BlockingWaitSleepsOnTheChannelAndWakesAtAnEvent) {
   FakeTarget t;
   ProgressDriver d(t, {.wait = WaitPolicy::kBlock, .spin_us = 0, .keepalive_ms = 60'000});

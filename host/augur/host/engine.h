@@ -67,7 +67,7 @@ struct EngineConfig {
   std::string predictor = "match";        // a name from predictor_names()
   std::uint32_t predict_depth = 2;        // predicted receives credited ahead (top-k)
   bool stats = false;                     // print the augur-stats line when the engine ends
-  WaitPolicy wait = WaitPolicy::kHybrid;
+  WaitPolicy wait = WaitPolicy::kAuto;
   std::uint32_t spin_us = 1000;           // kHybrid: idle polling before sleeping
   // A communication-assist thread runs the protocols (polls the CQ, matches, answers peers)
   // while the application computes; application calls hand it commands through a lock-free
@@ -249,6 +249,8 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   }
   // Where the assist thread runs (null without one).
   [[nodiscard]] const Placement* assist_placement() const noexcept { return driver_.assisted() ? &placement_ : nullptr; }
+  // How waits wait: AUGUR_WAIT, with auto decided at create (spin or hybrid).
+  [[nodiscard]] WaitPolicy wait_policy() const noexcept { return driver_.wait_policy(); }
   // Tests only, and only without an assist thread (its state belongs to that thread).
   [[nodiscard]] const Channel* channel(int peer) const { return peers_[static_cast<std::size_t>(peer)].ch.get(); }
   // Tests that play a faulty peer (no assist thread): sends one message with this header and

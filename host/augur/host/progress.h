@@ -26,10 +26,13 @@ enum class WaitPolicy : std::uint8_t {
   kSpin,    // poll the CQ until done: lowest latency, burns a core
   kBlock,   // sleep on the completion channel whenever a poll finds nothing
   kHybrid,  // poll for AUGUR_SPIN_US without progress, then sleep until the next completion
+  kAuto,    // spin while this host's ranks have a core each and no assist thread, else hybrid;
+            // decided once the job's shape is known (ProgressDriver::resolve_auto_wait)
 };
+[[nodiscard]] const char* wait_policy_name(WaitPolicy w) noexcept;
 
 struct ProgressConfig {
-  WaitPolicy wait = WaitPolicy::kHybrid;
+  WaitPolicy wait = WaitPolicy::kAuto;
   std::uint32_t spin_us = 1000;     // kHybrid: idle polling before sleeping
   std::uint32_t keepalive_ms = 1000;  // the job's liveness is checked this often while waiting
 };
@@ -82,11 +85,18 @@ class ProgressDriver {
 
   // More ranks on this host than cores: spinning waiters yield the core now and then.
   void set_oversubscribed(bool v) noexcept { oversubscribed_ = v; }
+  // AUGUR_WAIT=auto becomes spin when `cores_to_spare` (every rank of the host has a core and no
+  // assist thread competes for them: as Open MPI and MPICH, poll), else hybrid (a sleeping
+  // waiter gives its core to the rank it waits for). Other policies stay. Before any wait.
+  void resolve_auto_wait(bool cores_to_spare) noexcept;
+  [[nodiscard]] WaitPolicy wait_policy() const noexcept { return cfg_.wait; }
   // Starts the assist thread on `where`; from then on only it calls the target.
   Status start_assist(const Placement& where, int rank);
   // Stops and joins the assist thread (if any); the caller's thread drives from then on.
   void stop_assist();
   [[nodiscard]] bool assisted() const noexcept { return assisted_; }
+  // Times the driving thread slept on the completion channel (read where it drives).
+  [[nodiscard]] std::uint64_t sleeps() const noexcept { return sleeps_; }
   // True on the assist thread (it may not wait for itself: Engine::call_in_assist runs inline).
   [[nodiscard]] static bool on_assist_thread() noexcept;
 
@@ -163,6 +173,7 @@ class ProgressDriver {
   Clock::time_point relax_idle_since_{};
   std::uint32_t relax_idle_calls_ = 0;
   std::uint32_t relax_calls_ = 0;
+  std::uint64_t sleeps_ = 0;
   // Assist thread.
   bool assisted_ = false;
   mutable MpscQueue<AssistCommand> commands_;
