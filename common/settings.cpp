@@ -51,7 +51,7 @@ constexpr std::array kSettings{
     choice("AUGUR_PREDICTOR", "match", {"lru", "fifo", "lfu", "single-cycle", "tagging", "tag-cycle", "tag-bettercycle", "two-level", "adaptive", "top-k", "match"}, "predictor used for steering (names as in augur-trace replay; docs/predictor.md)"),
     integer("AUGUR_PREDICT_DEPTH", "2", 1, 16, "predicted receives credited ahead per receive call (1-16)"),
     flag("AUGUR_STATS", "0", "1: print one augur-stats line per rank on stderr when the runtime ends"),
-    choice("AUGUR_WAIT", "auto", {"spin", "block", "hybrid", "auto"}, "how blocking waits wait (Engine::wait, MPI_Wait and the other blocking MPI calls): spin (poll the CQ), block (sleep until a completion), hybrid (poll, then sleep), auto (spin when this host's ranks have a core each and no assist thread, else hybrid)"),
+    choice("AUGUR_WAIT", "auto", {"spin", "block", "hybrid", "auto"}, "how blocking waits wait (Engine::wait, MPI_Wait and the other blocking MPI calls): spin (poll the CQ), block (sleep until a completion), hybrid (poll, then sleep), auto (spin when this host's ranks have a core each, with no assist thread and a hardware device; else hybrid)"),
     integer("AUGUR_SPIN_US", "1000", 0, 10'000'000, "hybrid: microseconds of polling without progress before sleeping (longer than a round trip, or every wait sleeps)"),
     choice("AUGUR_ASSIST", "auto", {"off", "on", "auto"}, "communication-assist thread: on, off, or auto (on when the host has at least 4 cores and two per local rank)"),
     integer("AUGUR_ASSIST_CORE", "-1", -1, 65535, "logical core (hwloc) for the assist thread; -1: near the adapter, off the application's cores"),

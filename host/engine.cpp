@@ -194,8 +194,11 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
                       (cfg.assist == EngineConfig::Assist::kAuto && cores >= 4 &&
                        cores >= 2u * static_cast<unsigned>(std::max(1, local_ranks)));
   // AUGUR_WAIT=auto: a waiter that sleeps pays a wake-up at every completion it slept through
-  // (docs/runtime.md, "How waits wait"); it is worth it only when the core is needed elsewhere.
-  e->driver_.resolve_auto_wait(!hosts.here_oversubscribed && !assist);
+  // (docs/runtime.md, "How waits wait"); it is worth it only when the core is needed elsewhere:
+  // by another rank, the assist thread, or a software device (rxe's work is the kernel's, on
+  // these cores: spinning made the MPI suites slower there).
+  AUGUR_ASSIGN_OR_RETURN(nic::DeviceLimits dev, e->ctx_->limits());
+  e->driver_.resolve_auto_wait(!hosts.here_oversubscribed && !assist && !dev.software);
   if (e->cfg_.connect_all) AUGUR_RETURN_IF_ERROR(e->connect_all_peers());
   if (assist) AUGUR_RETURN_IF_ERROR(e->start_assist());
   return e;

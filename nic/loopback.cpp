@@ -563,6 +563,7 @@ DeviceLimits limits() {
   l.max_qp_rd_atom = 128;
   l.max_mr_size = std::uint64_t{1} << 40;
   l.max_srq_wr = 1u << 16;
+  l.software = true;
   return l;
 }
 

@@ -182,6 +182,9 @@ Result<DeviceLimits> Context::limits() const {
   l.max_qp_rd_atom = static_cast<std::uint32_t>(attr.max_qp_rd_atom);
   l.max_mr_size = attr.max_mr_size;
   l.max_srq_wr = attr.max_srq > 0 ? static_cast<std::uint32_t>(attr.max_srq_wr) : 0;
+  // The kernel's soft devices by their vendor ids (drivers/infiniband/sw: rxe's RXE_VENDOR_ID,
+  // siw's SIW_VENDOR_ID, "bmt").
+  l.software = attr.vendor_id == 0xffffff || attr.vendor_id == 0x626d74;
   return l;
 }
 

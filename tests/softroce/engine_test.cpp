@@ -258,6 +258,10 @@ Status oversub_main(std::uint16_t port, int rank, int nranks) {
   const bool over = static_cast<unsigned>(nranks) > std::max(1u, std::thread::hardware_concurrency());
   CHECK(e->config().eager_limit == (over ? kOversubEager : kEager), "eager limit " + std::to_string(e->config().eager_limit));
   CHECK(e->stats_line().find(over ? " oversubscribed=1" : " oversubscribed=0") != std::string::npos, "stats line");
+  // AUGUR_WAIT=auto (the default) on a software device (rxe, the loopback) sleeps after its spin,
+  // with a core per rank or not: the device's work needs the cores.
+  CHECK(e->wait_policy() == WaitPolicy::kHybrid && e->stats_line().find(" wait=hybrid ") != std::string::npos,
+        "wait policy: " + e->stats_line());
   const int to = (rank + 1) % nranks, from = (rank + nranks - 1) % nranks;
   std::vector<std::byte> out(kBytes), in(kBytes + 64, std::byte{0xcc});
   for (std::size_t k = 0; k < kBytes; ++k) out[k] = byte_of(rank, to, kBytes, k);

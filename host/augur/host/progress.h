@@ -85,9 +85,10 @@ class ProgressDriver {
 
   // More ranks on this host than cores: spinning waiters yield the core now and then.
   void set_oversubscribed(bool v) noexcept { oversubscribed_ = v; }
-  // AUGUR_WAIT=auto becomes spin when `cores_to_spare` (every rank of the host has a core and no
-  // assist thread competes for them: as Open MPI and MPICH, poll), else hybrid (a sleeping
-  // waiter gives its core to the rank it waits for). Other policies stay. Before any wait.
+  // AUGUR_WAIT=auto becomes spin when `cores_to_spare` (every rank of the host has a core, and
+  // neither an assist thread nor a software device needs them: as Open MPI and MPICH, poll),
+  // else hybrid (a sleeping waiter gives its core to whoever it waits for). Other policies stay.
+  // Before any wait.
   void resolve_auto_wait(bool cores_to_spare) noexcept;
   [[nodiscard]] WaitPolicy wait_policy() const noexcept { return cfg_.wait; }
   // Starts the assist thread on `where`; from then on only it calls the target.

@@ -75,6 +75,9 @@ struct DeviceLimits {
   std::uint32_t max_qp_rd_atom = 0;
   std::uint64_t max_mr_size = 0;
   std::uint32_t max_srq_wr = 0;  // 0: the device has no shared receive queues
+  // The device's work runs on this host's CPUs (rxe, siw, the loopback device): a core that
+  // polls is one the device cannot use.
+  bool software = false;
 };
 
 // Names of the verbs devices on this host, in the order libibverbs lists them.
