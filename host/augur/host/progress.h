@@ -26,8 +26,9 @@ enum class WaitPolicy : std::uint8_t {
   kSpin,    // poll the CQ until done: lowest latency, burns a core
   kBlock,   // sleep on the completion channel whenever a poll finds nothing
   kHybrid,  // poll for AUGUR_SPIN_US without progress, then sleep until the next completion
-  kAuto,    // spin while this host's ranks have a core each and no assist thread, else hybrid;
-            // decided once the job's shape is known (ProgressDriver::resolve_auto_wait)
+  kAuto,    // spin while this host's ranks have a core each, no assist thread and an adapter
+            // (not a software device), else hybrid; decided once the job's shape is known
+            // (ProgressDriver::resolve_auto_wait); unresolved it waits as hybrid
 };
 [[nodiscard]] const char* wait_policy_name(WaitPolicy w) noexcept;
 
