@@ -156,6 +156,70 @@ Result<std::optional<std::uint32_t>> CreditBook::stage_landing(CreditWriter& w, 
   return Slot(static_cast<std::uint32_t>(slot - given_.data()));
 }
 
+Result<std::optional<std::uint32_t>> CreditBook::speculate(CreditWriter& w, nic::RegCache::Handle pin,
+                                                           const void* buf, std::size_t len, std::uint32_t context,
+                                                           std::int32_t tag) {
+  using Slot = std::optional<std::uint32_t>;
+  const proto::CreditArm armed{proto::CreditState::kArmed, 0, w.next_seq_in()};
+  auto mark = [&](Given& g) {
+    g.state = State::kSpeculative;
+    g.speculative = true;
+    g.stamp = ++clock_;
+    return Slot(static_cast<std::uint32_t>(&g - given_.data()));
+  };
+  // The sender still holds this buffer's entry under the same rkey: the arm word alone.
+  for (Given& g : given_) {
+    if (g.state != State::kFree || !g.at_peer || g.landing || g.buf != buf || g.cap != len || g.context != context ||
+        g.tag != tag || g.rkey != pin.rkey()) {
+      continue;
+    }
+    proto::CreditArm a = armed;
+    a.generation = (g.generation + 1) & 0xffffff;
+    AUGUR_ASSIGN_OR_RETURN(bool written, w.write_arm(static_cast<std::uint32_t>(&g - given_.data()), a));
+    if (!written) return Slot();
+    g.generation = a.generation;
+    g.pin = std::move(pin);
+    ++counters_.issued;
+    ++counters_.rearmed;
+    return mark(g);
+  }
+  Given* slot = slot_for_new_entry();
+  if (slot == nullptr) return Slot();
+  const bool replaces_staged = slot->state == State::kPending;
+  proto::CreditArm a = armed;
+  a.generation = (slot->generation + 1) & 0xffffff;
+  const std::uint32_t rkey = pin.rkey();
+  AUGUR_ASSIGN_OR_RETURN(bool written, write_entry(w, *slot, std::move(pin), rkey, buf, len, context, tag, a));
+  if (!written) return Slot();
+  if (replaces_staged) ++counters_.revoked;
+  return mark(*slot);
+}
+
+bool CreditBook::adopt(std::uint32_t slot, const RequestPtr& req) {
+  if (slot >= given_.size() || given_[slot].state != State::kSpeculative) return false;
+  Given& g = given_[slot];
+  g.speculative = false;
+  take(g, slot, req);
+  ++counters_.armed_ahead;
+  return true;
+}
+
+std::optional<std::uint32_t> CreditBook::revoke_speculative(std::uint32_t slot) {
+  if (slot >= given_.size() || given_[slot].state != State::kSpeculative) return std::nullopt;
+  given_[slot].state = State::kRevoking;
+  return given_[slot].generation;
+}
+
+void CreditBook::settle_speculative(std::uint32_t slot) {
+  if (slot >= given_.size() || !given_[slot].speculative) return;
+  Given& g = given_[slot];
+  if (g.state != State::kSpeculative && g.state != State::kRevoking) return;
+  ++counters_.revoked;
+  g.state = g.state == State::kRevoking ? State::kAwaitAck : State::kFree;
+  g.speculative = false;
+  g.pin = {};
+}
+
 std::optional<std::uint32_t> CreditBook::revoke_landing(std::uint32_t slot) {
   if (slot >= given_.size() || given_[slot].state != State::kLanding) return std::nullopt;
   given_[slot].state = State::kRevoking;
@@ -175,13 +239,14 @@ void CreditBook::settle_void(std::uint32_t slot) {
 Result<CreditBook::Direct> CreditBook::on_direct(std::uint32_t slot, std::uint32_t length) {
   if (slot >= given_.size() ||
       (given_[slot].state != State::kArmed && given_[slot].state != State::kRevoking &&
-       given_[slot].state != State::kLanding) ||
+       given_[slot].state != State::kLanding && given_[slot].state != State::kSpeculative) ||
       length > given_[slot].cap) {
     return Status(Code::kProtocol, "direct write of " + std::to_string(length) + " bytes for credit " +
                                        std::to_string(slot) + ", which is not armed for that size");
   }
   Given& g = given_[slot];
-  Direct d{std::move(g.req), g.tag, g.context, g.landing};
+  Direct d{std::move(g.req), g.tag, g.context, g.landing, g.speculative};
+  g.speculative = false;
   ++counters_.used;
   g.state = g.state == State::kRevoking ? State::kAwaitAck : State::kFree;
   g.req.reset();
@@ -208,6 +273,7 @@ Result<RequestPtr> CreditBook::on_revoke_ack(std::uint32_t slot, std::uint32_t g
     ++counters_.revoked;
   }
   g.state = State::kFree;
+  g.speculative = false;
   g.req.reset();
   g.pin = {};
   return cancelled;

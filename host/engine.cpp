@@ -108,6 +108,7 @@ Engine::Engine(Bootstrap& boot, const EngineConfig& cfg)
 Engine::~Engine() {
   driver_.stop_assist();  // from here on everything runs on this thread
   while (AssistCommand* c = driver_.next_command()) delete static_cast<Command*>(c);  // never ran: the engine is going away
+  end_speculations(-1);  // the program's buffers are its own again
   if (cfg_.stats) std::fprintf(stderr, "%s\n", stats_line().c_str());
 }
 
@@ -170,6 +171,11 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
                                                                        .predict_depth = cfg.predict_depth,
                                                                        .predictor = cfg.predictor}));
   e->steer_.emplace(std::move(steer));
+  if (cfg.steering == Steering::kSpeculative && cfg.guard) {
+    Result<PageGuard*> g = PageGuard::instance();
+    if (!g.ok()) return g.status().context("AUGUR_STEERING=speculative with AUGUR_GUARD=1");
+    e->guard_ = g.value();
+  }
   // One pool of eager receives for every peer, sized now that the eager limit is known.
   AUGUR_ASSIGN_OR_RETURN(e->pool_, RecvPool::create(*e->ctx_, *e->pd_,
                                                     {.slot_bytes = eager_limit + static_cast<std::uint32_t>(sizeof(proto::MsgHeader)),
@@ -437,8 +443,14 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
     return Status::Ok();
   }
   PostedRecv recv{req, buf, len, source};
+  bool adopted = false;  // speculative: the credit armed ahead for this receive is its own now
+  if (cfg_.steering == Steering::kSpeculative) {
+    if (!specs_.empty()) AUGUR_RETURN_IF_ERROR(speculation_at_post(req, buf, len, source, tag, context, adopted));
+    if (len > 0) busy_.push_back({req.get(), reinterpret_cast<std::uintptr_t>(buf), reinterpret_cast<std::uintptr_t>(buf) + len});
+  }
   // A credit is only safe when no earlier receive could take the message it names.
-  const bool creditable = steer_->creditable(len, source, tag) && !match_.posted_conflicts(context, source, tag);
+  const bool creditable =
+      !adopted && steer_->creditable(len, source, tag) && !match_.posted_conflicts(context, source, tag);
   waiting_post_ = {};
   if (auto m = match_.post({context, source, tag}, recv)) {
     AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
@@ -461,9 +473,14 @@ Status Engine::match_and_start(PostedRecv& recv, Incoming& msg, std::int32_t tag
   if (!st.ok()) ++counters_.truncated;
   const bool layout = !r.runs.empty();
   if (layout) ++counters_.sge_recvs;
-  if (msg.type == proto::MsgType::kDirect) {  // landed early in a zone
-    land_into(recv, msg, n);
-    finish(r, Path::kLanding, st);
+  if (msg.type == proto::MsgType::kDirect) {  // landed early in a zone, or in the predicted buffer
+    Path path = Path::kLanding;
+    if (msg.spec != 0) {
+      AUGUR_RETURN_IF_ERROR(place_speculative(recv, msg, n, path));
+    } else {
+      land_into(recv, msg, n);
+    }
+    finish(r, path, st);
     return Status::Ok();
   }
   if (msg.type == proto::MsgType::kEager) {
@@ -551,6 +568,7 @@ Status Engine::fail_peer(int peer, const Status& why) {
   for (OutMsg& m : p.writing) finish(*m.req, Path::kNone, why);
   p.writing.clear();
   p.zones.clear();
+  if (!specs_.empty()) end_speculations(peer);
   for (PendingRead& pr : p.read_queue) finish(*pr.req, Path::kNone, why);
   p.out.clear();
   p.awaiting_fin.clear();
@@ -644,6 +662,9 @@ Status Engine::progress_once() {
   }
   if (Peer& self = peers_[static_cast<std::size_t>(rank_)]; !self.rma_queue.empty()) {
     if (Status st = post_rmas(rank_); !st.ok() && first_error.ok()) first_error = st;
+  }
+  if (!specs_.empty()) [[unlikely]] {  // touches of guarded buffers: revoke, or stop the run
+    if (Status st = check_speculations(); !st.ok() && first_error.ok()) first_error = st;
   }
   for (int peer : active_) {  // the peers with a channel: the rest have nothing to push
     Peer& p = peers_[static_cast<std::size_t>(peer)];

@@ -51,6 +51,16 @@ std::string Engine::stats_line() const {
   kv("pages_remapped", c.pages_remapped);
   kv("landing_revoked", c.landing_revoked);
   kv("landing_sends", c.landing_sends);
+  kv("spec_armed", c.spec_armed);
+  kv("spec_msgs", c.spec_msgs);
+  kv("spec_early", c.spec_early);
+  kv("spec_placed", c.spec_placed);
+  kv("spec_copied", c.spec_copied);
+  kv("spec_adopted", c.spec_adopted);
+  kv("spec_revoked", c.spec_revoked);
+  kv("spec_void", c.spec_void);
+  kv("guard_faults", c.guard_faults);
+  kv("spec_violations", c.spec_violations);
   kv("rma_puts", c.rma_puts);
   kv("rma_gets", c.rma_gets);
   kv("rma_atomics", c.rma_atomics);
@@ -209,6 +219,7 @@ Result<EngineConfig> engine_config_from_settings() {
   c.landing_max = static_cast<std::uint32_t>(landing_max);
   AUGUR_ASSIGN_OR_RETURN(std::int64_t remap_min, setting_int("AUGUR_REMAP_MIN"));
   c.remap_min = static_cast<std::uint32_t>(std::min<std::int64_t>(remap_min, 0xffffffff));
+  AUGUR_ASSIGN_OR_RETURN(c.guard, setting_bool("AUGUR_GUARD"));
   AUGUR_ASSIGN_OR_RETURN(std::string_view connect, setting_choice("AUGUR_CONNECT"));
   c.connect_all = connect == "all";
   return c;

@@ -42,7 +42,8 @@ Status Engine::observe_receive(const void* buf, std::size_t len, int source, std
   c.buffer = reinterpret_cast<std::uintptr_t>(buf);
   c.comm = context;
   AUGUR_ASSIGN_OR_RETURN(std::span<const predictor::RecvCall> stage, steer_->on_receive(c, layout));
-  for (const predictor::RecvCall& call : stage) AUGUR_RETURN_IF_ERROR(stage_credit(call));
+  const bool speculative = cfg_.steering == Steering::kSpeculative;
+  for (const predictor::RecvCall& call : stage) AUGUR_RETURN_IF_ERROR(speculative ? speculate(call) : stage_credit(call));
   return Status::Ok();
 }
 
@@ -55,7 +56,9 @@ void Engine::drop_credit(Request& r) {
 
 Status Engine::on_direct(int peer, std::uint32_t slot, std::uint32_t length) {
   AUGUR_ASSIGN_OR_RETURN(CreditBook::Direct d, peers_[static_cast<std::size_t>(peer)].credits->on_direct(slot, length));
+  if (d.speculative) return on_speculative(peer, slot, d, length);
   if (d.landing) return on_landing(peer, slot, d, length);
+  if (!specs_.empty()) void_speculations(peer, d.context, d.tag);
   const RequestPtr& r = d.req;
   if (!match_.cancel([&](const PostedRecv& pr) { return pr.req == r; })) {
     return Status(Code::kInternal, "direct write for a receive that is no longer posted");
@@ -74,6 +77,7 @@ Status Engine::on_revoke_ack(int peer, std::uint32_t slot, std::uint32_t generat
   Peer& p = peers_[static_cast<std::size_t>(peer)];
   AUGUR_ASSIGN_OR_RETURN(RequestPtr r, p.credits->on_revoke_ack(slot, generation));
   if (slot < p.zones.size() && p.zones[slot]) recycle_zone(std::move(p.zones[slot]));  // a landing zone nothing came to
+  if (!specs_.empty()) speculation_revoke_ack(peer, slot);
   // Nothing came through the credit: the cancel succeeds (unless the receive matched otherwise).
   if (r && match_.cancel([&](const PostedRecv& pr) { return pr.req == r; })) {
     r->credit_peer = r->credit_slot = -1;

@@ -97,6 +97,7 @@ AUGUR_HOT_PATH void Engine::deliver_eager(int peer, const Arrival& a) {
   in.slot = a.slot;
   in.payload = a.payload;
   in.length = h.length;
+  if (!specs_.empty()) [[unlikely]] void_speculations(peer, h.context, h.tag);
   if (auto r = match_.arrive({h.context, peer, h.tag}, std::move(in))) {  // moved only when queued
     Status st = match_and_start(*r, in, h.tag);
     if (!st.ok() && deferred_.ok()) deferred_ = st.context("from rank " + std::to_string(peer));

@@ -32,6 +32,7 @@ Status unreachable(int peer, const Status& st);
 // Inline here, not in engine.cpp: with one definition out of line, LTO's inliner kept calls to
 // it in start_send and on_direct (augur-perf-lat) that the single-file engine had inlined.
 inline void Engine::finish(Request& r, Path path, Status st) {
+  if (!busy_.empty()) [[unlikely]] unbusy(&r);
   r.path = path;
   r.status = std::move(st);
   r.done.store(true, std::memory_order_seq_cst);  // seq_cst: see ProgressDriver::wake_waiters

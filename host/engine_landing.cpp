@@ -87,6 +87,7 @@ Status Engine::on_landing(int peer, std::uint32_t slot, const CreditBook::Direct
   in.length = length;
   in.zone = std::move(p.zones[slot]);
   in.payload = {in.zone->data(), length};
+  if (!specs_.empty()) void_speculations(peer, d.context, d.tag);
   if (auto r = match_.arrive({d.context, peer, d.tag}, std::move(in))) {  // moved only when queued
     return match_and_start(*r, in, d.tag);
   }

@@ -204,6 +204,7 @@ Status Engine::deliver_rts(int peer, const Arrival& a) {
   Status released = peers_[static_cast<std::size_t>(peer)].ch->release(a.slot);
   AUGUR_RETURN_IF_ERROR(parsed);
   ++counters_.rndv_msgs;
+  if (!specs_.empty()) void_speculations(peer, h.context, h.tag);
   Status matched;
   if (auto r = match_.arrive({h.context, peer, h.tag}, std::move(in))) {  // moved only when queued
     matched = match_and_start(*r, in, h.tag);

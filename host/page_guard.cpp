@@ -2,6 +2,7 @@
 
 #include <signal.h>
 #include <sys/mman.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include <sched.h>
@@ -9,6 +10,8 @@
 #include <cerrno>
 #include <mutex>
 #include <string>
+
+#include "augur/nic/verbs.h"
 
 namespace augur::host {
 namespace {
@@ -57,9 +60,22 @@ void pass_on(int sig, siginfo_t* info, void* uc) {
   if (info == nullptr || info->si_code <= 0) raise(SIGSEGV);
 }
 
+std::uintptr_t fault_pc(void* uc) noexcept {
+  if (uc == nullptr) return 0;
+  const auto* u = static_cast<const ucontext_t*>(uc);
+#if defined(__x86_64__)
+  return static_cast<std::uintptr_t>(u->uc_mcontext.gregs[REG_RIP]);
+#elif defined(__aarch64__)
+  return static_cast<std::uintptr_t>(u->uc_mcontext.pc);
+#else
+  (void)u;
+  return 0;
+#endif
+}
+
 void trampoline(int sig, siginfo_t* info, void* uc) {
   if (g_guard != nullptr && info != nullptr && info->si_code > 0 &&
-      g_guard->handle(reinterpret_cast<std::uintptr_t>(info->si_addr))) {
+      g_guard->handle(reinterpret_cast<std::uintptr_t>(info->si_addr), fault_pc(uc))) {
     return;  // the guard is lifted: the instruction runs again
   }
   if (g_guard != nullptr) g_guard->note_foreign();
@@ -114,6 +130,7 @@ Result<PageGuard::Ticket> PageGuard::guard(const void* addr, std::size_t len) {
   const Range r = pages_of(addr, len);
   std::lock_guard lock(g_mu);
   AUGUR_RETURN_IF_ERROR(ensure_installed());
+  nic::note_guarded_memory();  // the loopback device's writes must pass the protection, as a NIC's do
   Slot* free_slot = nullptr;
   for (Slot& s : slots_) {
     if (s.state.load(std::memory_order_acquire) == kFree) {
@@ -128,6 +145,7 @@ Result<PageGuard::Ticket> PageGuard::guard(const void* addr, std::size_t len) {
   Slot& s = *free_slot;
   s.lo.store(r.lo, std::memory_order_relaxed);
   s.hi.store(r.hi, std::memory_order_relaxed);
+  s.pc.store(0, std::memory_order_relaxed);
   const std::uint32_t version = s.version.fetch_add(1, std::memory_order_relaxed) + 1;
   // Armed before the pages are protected: no fault can come from them before this store.
   s.state.store(kArmed, std::memory_order_release);
@@ -172,7 +190,11 @@ bool PageGuard::touched(Ticket t) const noexcept {
   return s.state.load(std::memory_order_acquire) == kTouched && s.version.load(std::memory_order_relaxed) == t.version;
 }
 
-bool PageGuard::handle(std::uintptr_t addr) noexcept {
+std::uintptr_t PageGuard::touch_site(Ticket t) const noexcept {
+  return touched(t) ? slots_[t.slot].pc.load(std::memory_order_relaxed) : 0;
+}
+
+bool PageGuard::handle(std::uintptr_t addr, std::uintptr_t pc) noexcept {
   for (Slot& s : slots_) {
     std::uint32_t st = s.state.load(std::memory_order_acquire);
     if (st == kFree) continue;
@@ -181,6 +203,7 @@ bool PageGuard::handle(std::uintptr_t addr) noexcept {
     if (addr < lo || addr >= hi) continue;
     if (st == kArmed && s.state.compare_exchange_strong(st, kLifting, std::memory_order_acq_rel)) {
       mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+      s.pc.store(pc, std::memory_order_relaxed);
       touches_.fetch_add(1, std::memory_order_relaxed);
       s.state.store(kTouched, std::memory_order_release);
     }

@@ -14,7 +14,7 @@ Result<SteeringPolicy> SteeringPolicy::create(const SteeringConfig& cfg) {
   }
   SteeringPolicy p(cfg);
   p.peers_.resize(static_cast<std::size_t>(cfg.size));
-  if (cfg.mode == Steering::kPredicted) {
+  if (predicts(cfg.mode)) {
     AUGUR_RETURN_IF_ERROR(p.reset_predictor());
     p.predicted_.reserve(std::max<std::uint32_t>(1, cfg.predict_depth));
     p.to_stage_.reserve(std::max<std::uint32_t>(1, cfg.predict_depth));
@@ -41,7 +41,7 @@ bool SteeringPolicy::skip_credit(int peer) noexcept {
 }
 
 void SteeringPolicy::credit_outcome(int peer, bool used) noexcept {
-  if (cfg_.mode != Steering::kPredicted || peer < 0 || peer >= cfg_.size) return;
+  if (!predicts(cfg_.mode) || peer < 0 || peer >= cfg_.size) return;
   PeerCredits& p = peers_[static_cast<std::size_t>(peer)];
   p.outcomes = p.outcomes << 1 | (used ? 1u : 0u);
   if (++p.count < kWindow) return;

@@ -10,8 +10,9 @@
 //                  posts the receive (--post late) or before it waits on a receive it posted
 //                  before the go (--post pre), as Sandia's msgrate separates its tests. Time from
 //                  that call to completion. --pattern cyclic: the receives cycle over 4 buffers
-//                  and tags in a fixed order (what a predictor learns); random: buffer and tag
-//                  drawn by a generator both ranks share (nothing to learn).
+//                  (each on whole pages of its own) and tags in a fixed order (what a predictor
+//                  learns); random: buffer and tag drawn by a generator both ranks share
+//                  (nothing to learn).
 //   buffering      the token ring of Gropp's buffering paper (../shared/papers/buffering.txt):
 //                  a message passed around all ranks, receives posted before the token comes
 //                  (never buffered), and the same ring with MPI_Probe before each receive (every
@@ -33,6 +34,7 @@
 // Usage: augur-perf-patterns halo|early-arrival|buffering|overlap|rma [--sizes a,b,c] [--iters N]
 //        [--rounds R] [--pattern cyclic|random] [--post late|pre] [--delay-us D] [--coll C]
 #include <mpi.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -40,6 +42,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -118,7 +121,21 @@ bool halo(const Options& o, int rank, int size, std::size_t n, double& t_typ, do
 bool early_arrival(const Options& o, int rank, std::size_t n, double& t_typ, double& t_min, std::uint64_t& received) {
   constexpr int kBuffers = 4;
   const int count = static_cast<int>(n);
-  std::vector<std::vector<char>> buf(kBuffers, std::vector<char>(n));
+  // Each buffer on whole pages of its own, as a program's arrays of a few KiB and up usually are
+  // (and as AUGUR_STEERING=speculative needs: it guards whole pages).
+  const std::size_t page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  const std::size_t span = (std::max<std::size_t>(n, 1) + page - 1) / page * page;
+  struct Free {
+    void operator()(char* p) const noexcept { std::free(p); }
+  };
+  std::vector<std::unique_ptr<char, Free>> owned;
+  std::vector<char*> buf;
+  for (int k = 0; k < kBuffers; ++k) {
+    owned.emplace_back(static_cast<char*>(std::aligned_alloc(page, span)));
+    if (!owned.back()) return false;
+    std::memset(owned.back().get(), 0, span);
+    buf.push_back(owned.back().get());
+  }
   std::vector<char> tx(n);
   std::vector<double> us;
   Lcg gen;
@@ -136,11 +153,11 @@ bool early_arrival(const Options& o, int rank, std::size_t n, double& t_typ, dou
       }
     } else if (rank == 1) {
       MPI_Request r = MPI_REQUEST_NULL;
-      if (!o.late && !ok(MPI_Irecv(buf[b].data(), count, MPI_CHAR, 0, tag, MPI_COMM_WORLD, &r))) return false;
+      if (!o.late && !ok(MPI_Irecv(buf[b], count, MPI_CHAR, 0, tag, MPI_COMM_WORLD, &r))) return false;
       if (!ok(MPI_Send(nullptr, 0, MPI_CHAR, 0, 1, MPI_COMM_WORLD))) return false;
       spin_us(delay);
       const auto t0 = Clock::now();
-      if (o.late && !ok(MPI_Irecv(buf[b].data(), count, MPI_CHAR, 0, tag, MPI_COMM_WORLD, &r))) return false;
+      if (o.late && !ok(MPI_Irecv(buf[b], count, MPI_CHAR, 0, tag, MPI_COMM_WORLD, &r))) return false;
       if (!ok(MPI_Wait(&r, MPI_STATUS_IGNORE))) return false;
       const double t = us_since(t0);
       const char want = static_cast<char>(b + 1 + (i & 0x3f));

@@ -148,7 +148,7 @@ TEST(Settings, ReadingAsAnotherTypeIsABug) {
 TEST(Settings, AllowedValues) {
   EXPECT_EQ(setting_allowed(entry("AUGUR_GID_INDEX")), "[-1, 255]");
   EXPECT_EQ(setting_allowed(entry("AUGUR_STATS")), "0 or 1");
-  EXPECT_EQ(setting_allowed(entry("AUGUR_STEERING")), "off, posted or predicted");
+  EXPECT_EQ(setting_allowed(entry("AUGUR_STEERING")), "off, posted, predicted or speculative");
   EXPECT_EQ(setting_allowed(entry("AUGUR_DEVICE")), "any");
 }
 

@@ -351,6 +351,73 @@ TEST_F(CreditBookTest, ALandingCreditIsRevokedLikeAReceivesAndItsLateWriteStillA
   EXPECT_TRUE(w.writes.back().whole);
 }
 
+// Speculative placement: an armed credit for a predicted buffer, no receive yet. On the wire it
+// is a receive's armed credit (the envelope rule voids it at the sender); its write names no
+// receive; the receive posted into it adopts it; it is revoked like a receive's; and a message
+// that came otherwise settles it.
+TEST_F(CreditBookTest, ASpeculativeCreditIsArmedWithoutAReceiveAndAdoptedByItsPost) {
+  Result<nic::RegCache::Handle> pin = pins.acquire(buf(1), 4096);
+  ASSERT_TRUE(pin.ok());
+  Result<std::optional<std::uint32_t>> slot = book.speculate(w, std::move(pin.value()), buf(1), 4096, 1, 5);
+  ASSERT_TRUE(slot.ok() && slot->has_value());
+  const FakeWriter::Write wr = w.writes.back();
+  EXPECT_TRUE(wr.whole);
+  EXPECT_EQ(proto::CreditState::kArmed, wr.arm.state);
+  EXPECT_EQ(7u, wr.arm.valid_from_seq);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(buf(1)), wr.entry.addr);
+  EXPECT_EQ(State::kSpeculative, book.given()[**slot].state);
+  // Its write: the data is in the buffer, no receive to complete.
+  Result<CreditBook::Direct> d = book.on_direct(**slot, 4096);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->speculative);
+  EXPECT_FALSE(d->landing);
+  EXPECT_EQ(nullptr, d->req);
+  EXPECT_EQ(State::kFree, book.given()[**slot].state);
+  EXPECT_FALSE(book.given()[**slot].speculative);
+  // Again (the arm word alone now: the sender holds the entry), then adopted by its receive.
+  pin = pins.acquire(buf(1), 4096);
+  slot = book.speculate(w, std::move(pin.value()), buf(1), 4096, 1, 5);
+  ASSERT_TRUE(slot.ok() && slot->has_value());
+  EXPECT_FALSE(w.writes.back().whole);
+  auto r = std::make_shared<Request>();
+  ASSERT_TRUE(book.adopt(**slot, r));
+  EXPECT_EQ(State::kArmed, book.given()[**slot].state);
+  EXPECT_EQ(static_cast<std::int32_t>(**slot), r->credit_slot);
+  EXPECT_FALSE(book.adopt(**slot, r)) << "adopted twice";
+  d = book.on_direct(**slot, 100);
+  ASSERT_TRUE(d.ok());
+  EXPECT_FALSE(d->speculative);
+  EXPECT_EQ(r, d->req);
+}
+
+TEST_F(CreditBookTest, ASpeculativeCreditIsRevokedOrSettledByAMessageThatCameOtherwise) {
+  Result<nic::RegCache::Handle> pin = pins.acquire(buf(2), 512);
+  const std::uint32_t slot = book.speculate(w, std::move(pin.value()), buf(2), 512, 1, 5).value().value();
+  EXPECT_FALSE(book.revoke(slot).has_value()) << "revoke() is for a receive's credit";
+  const std::optional<std::uint32_t> gen = book.revoke_speculative(slot);
+  ASSERT_TRUE(gen.has_value());
+  EXPECT_FALSE(book.revoke_speculative(slot).has_value());
+  // Written through before the sender saw the revocation: still a speculative arrival.
+  Result<CreditBook::Direct> d = book.on_direct(slot, 512);
+  ASSERT_TRUE(d.ok());
+  EXPECT_TRUE(d->speculative);
+  EXPECT_EQ(State::kAwaitAck, book.given()[slot].state);
+  ASSERT_TRUE(book.on_revoke_ack(slot, *gen).ok());
+  EXPECT_EQ(State::kFree, book.given()[slot].state);
+  // Void: a message with its envelope came by bounce.
+  pin = pins.acquire(buf(2), 512);
+  const std::uint32_t again = book.speculate(w, std::move(pin.value()), buf(2), 512, 1, 5).value().value();
+  book.settle_speculative(again);
+  EXPECT_EQ(State::kFree, book.given()[again].state);
+  EXPECT_EQ(Code::kProtocol, book.on_direct(again, 1).status().code());
+  // No room to write: nothing changes.
+  w.room = false;
+  pin = pins.acquire(buf(3), 512);
+  Result<std::optional<std::uint32_t>> none = book.speculate(w, std::move(pin.value()), buf(3), 512, 1, 6);
+  ASSERT_TRUE(none.ok());
+  EXPECT_FALSE(none->has_value());
+}
+
 TEST_F(CreditBookTest, TheSenderPrefersAReceivesCreditAndUsesALandingCreditOnceWhateverWasSent) {
   FakeTable t;
   t.put(0, 1, 5, 65536, 1, 0, proto::CreditState::kLanding);

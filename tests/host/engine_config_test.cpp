@@ -73,9 +73,18 @@ Result<EngineConfig> config_with(const char* name, const std::string& value) {
   return c;
 }
 
+TEST(EngineConfig, TheGuardOfSpeculativePlacementIsOnUnlessTurnedOff) {
+  Result<EngineConfig> c = engine_config_from_settings();
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_TRUE(c->guard);
+  c = config_with("AUGUR_GUARD", "0");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_FALSE(c->guard);
+}
+
 TEST(EngineConfig, EveryEnumNameGivesItsEnumerator) {
   for (const auto& [name, want] : std::vector<std::pair<std::string, Steering>>{
-           {"off", Steering::kOff}, {"posted", Steering::kPosted}, {"predicted", Steering::kPredicted}}) {
+           {"off", Steering::kOff}, {"posted", Steering::kPosted}, {"predicted", Steering::kPredicted}, {"speculative", Steering::kSpeculative}}) {
     Result<EngineConfig> c = config_with("AUGUR_STEERING", name);
     ASSERT_TRUE(c.ok()) << c.status().to_string();
     EXPECT_EQ(c->steering, want) << name;
@@ -117,7 +126,7 @@ TEST(EngineConfig, PredictorNamesAreThePredictorLibrarys) {
 
 TEST(EngineConfig, BadEnumNamesAndFlagsNameTheVariable) {
   const std::vector<std::tuple<const char*, const char*, std::string>> cases = {
-      {"AUGUR_STEERING", "on", "AUGUR_STEERING=on: expected off, posted or predicted"},
+      {"AUGUR_STEERING", "on", "AUGUR_STEERING=on: expected off, posted, predicted or speculative"},
       {"AUGUR_WAIT", "on", "AUGUR_WAIT=on: expected spin, block, hybrid or auto"},
       {"AUGUR_ASSIST", "yes", "AUGUR_ASSIST=yes: expected off, on or auto"},
       {"AUGUR_STATS", "yes", "AUGUR_STATS=yes: expected 0 or 1"},

@@ -20,27 +20,22 @@
 #include "augur/host/landing.h"
 #include "augur/nic/mem_release.h"
 #include "ranks.h"
+#include "run_ahead.h"
 
 namespace augur::host {
 namespace {
 
 using namespace std::chrono_literals;
 using testing::run_ranks;
+using namespace testing;  // Job, Pages, signal, await_signal (run_ahead.h)
 
-constexpr int kWaitMs = 120'000;
 constexpr std::uint32_t kEager = 4096;
 constexpr std::uint32_t kCtx = 7;
-constexpr std::uint32_t kGoCtx = 99;  // control messages of the test itself
 constexpr std::int32_t kTag = 5;
 constexpr std::size_t kGuard = 64;
 constexpr std::size_t kRounds = 24;
 
 std::byte pattern(std::size_t round, std::size_t k) { return static_cast<std::byte>((round * 37 + k * 11 + 1) & 0xff); }
-
-struct Job {
-  std::unique_ptr<TcpBootstrap> boot;
-  std::unique_ptr<Engine> e;
-};
 
 Result<Job> start(std::uint16_t port, int rank, std::uint32_t remap_min) {
   Job j;
@@ -51,28 +46,6 @@ Result<Job> start(std::uint16_t port, int rank, std::uint32_t remap_min) {
   AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, cfg));
   return j;
 }
-
-Status signal(Engine& e, int to) {
-  AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.isend(nullptr, 0, to, 0, kGoCtx));
-  return e.wait(r, kWaitMs);
-}
-
-Status await_signal(Engine& e, int from) {
-  AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(nullptr, 0, from, 0, kGoCtx));
-  return e.wait(r, kWaitMs);
-}
-
-// Page-aligned memory of at least `bytes` (rounded up to whole pages, as aligned_alloc requires).
-struct Pages {
-  explicit Pages(std::size_t bytes)
-      : n((bytes + LandingZone::page_size() - 1) / LandingZone::page_size() * LandingZone::page_size()),
-        p(static_cast<std::byte*>(std::aligned_alloc(LandingZone::page_size(), n))) {}
-  ~Pages() { std::free(p); }
-  Pages(const Pages&) = delete;
-  Pages& operator=(const Pages&) = delete;
-  std::size_t n;
-  std::byte* p;
-};
 
 struct Case {
   const char* name;

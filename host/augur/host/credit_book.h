@@ -59,6 +59,7 @@ class CreditBook {
       kRevoking,  // its receive is being cancelled: waiting for the sender's kRevokeAck
       kAwaitAck,  // used or void while revoking: only the kRevokeAck is still to come
       kLanding,   // names a landing zone (no receive): the next message with the envelope may land there
+      kSpeculative,  // armed into a predicted receive's buffer before its post (no receive yet)
     };
     State state = State::kFree;
     std::uint32_t generation = 0;
@@ -75,13 +76,15 @@ class CreditBook {
     bool at_peer = false;
     std::uint64_t stamp = 0;  // when last armed or staged: the least recently used is replaced
     bool landing = false;     // the entry at the peer names a landing zone, not a receive buffer
+    bool speculative = false; // armed before its receive was posted (kSpeculative, or revoking one)
   };
   // A direct write's receive, settled.
   struct Direct {
-    RequestPtr req;  // null for a landing zone's write
+    RequestPtr req;  // null for a landing zone's write or a speculative one
     std::int32_t tag;
     std::uint32_t context;
-    bool landing;    // the data is in the landing zone of this slot, not in a receive buffer
+    bool landing;      // the data is in the landing zone of this slot, not in a receive buffer
+    bool speculative;  // the data is in the predicted buffer, whose receive may not be posted yet
   };
   // A credit the sender may write through now (usable()).
   struct Usable {
@@ -113,6 +116,20 @@ class CreditBook {
   // Withdraws an unused landing credit (the engine sends kRevoke with the generation returned);
   // nothing if `slot` holds no landing credit now.
   std::optional<std::uint32_t> revoke_landing(std::uint32_t slot);
+  // Speculative placement (docs/early.md): an armed credit for [buf, buf + len), a predicted
+  // receive's buffer, written before that receive is posted; `pin` registers it. On the wire it
+  // is a receive's armed credit, so the sender's envelope rule holds: only the next message with
+  // the envelope may use it, any other voids it. Its slot, or nothing (no slot or no room now).
+  Result<std::optional<std::uint32_t>> speculate(CreditWriter& w, nic::RegCache::Handle pin, const void* buf,
+                                                 std::size_t len, std::uint32_t context, std::int32_t tag);
+  // The receive the speculative credit in `slot` was armed for is posted: it holds the credit
+  // from now on (kArmed). False if the slot holds no unused speculative credit.
+  bool adopt(std::uint32_t slot, const RequestPtr& req);
+  // Withdraws an unused speculative credit (kRevoke with the generation returned), or nothing.
+  std::optional<std::uint32_t> revoke_speculative(std::uint32_t slot);
+  // A message with the envelope of the speculative credit in `slot` came otherwise: the sender
+  // holds it void, so the slot is free (or awaits the revoke's answer).
+  void settle_speculative(std::uint32_t slot);
   // The receive holding `slot` matched a message sent otherwise: the sender holds the credit
   // void already, so the slot is free at once (or awaits the revoke's answer).
   void settle_void(std::uint32_t slot);

@@ -29,6 +29,7 @@
 #include "augur/host/channel.h"
 #include "augur/host/credit_book.h"
 #include "augur/host/landing.h"
+#include "augur/host/page_guard.h"
 #include "augur/host/layout.h"
 #include "augur/host/matching.h"
 #include "augur/host/mpsc_queue.h"
@@ -84,6 +85,9 @@ struct EngineConfig {
   enum class Early : std::uint8_t { kOff, kLanding } early = Early::kOff;
   std::uint32_t landing_max = 4u << 20;
   std::uint32_t remap_min = 0;  // measured: copying is cheaper here at every size (docs/early.md)
+  // Speculative steering: protect a buffer while a credit into it is armed ahead of its receive
+  // (AUGUR_GUARD; off: the program promises to leave predicted buffers alone).
+  bool guard = true;
   // Connect every pair in create (AUGUR_CONNECT=all) instead of on first use (wireup.h).
   bool connect_all = false;
 };
@@ -91,7 +95,7 @@ struct EngineConfig {
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
 // AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS, AUGUR_DIRECT_MIN, AUGUR_DIRECT_MAX, AUGUR_EARLY,
-// AUGUR_LANDING_MAX, AUGUR_REMAP_MIN, AUGUR_CONNECT.
+// AUGUR_LANDING_MAX, AUGUR_REMAP_MIN, AUGUR_GUARD, AUGUR_CONNECT.
 Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
@@ -123,6 +127,17 @@ struct EngineCounters {
   std::uint64_t pages_remapped = 0;
   std::uint64_t landing_revoked = 0;  // landing credits withdrawn unused (prediction moved on)
   std::uint64_t landing_sends = 0;    // sent into a peer's landing zone (the other side of landing_msgs)
+  // Speculative placement (AUGUR_STEERING=speculative, docs/early.md).
+  std::uint64_t spec_armed = 0;       // credits armed into a predicted buffer before its receive was posted
+  std::uint64_t spec_msgs = 0;        // messages written through one
+  std::uint64_t spec_early = 0;       // of those, arrived before their receive was posted
+  std::uint64_t spec_placed = 0;      // of those, taken by the predicted receive: no copy at all
+  std::uint64_t spec_copied = 0;      // taken by another receive (a mispredicted buffer), or moved out: copied
+  std::uint64_t spec_adopted = 0;     // unused when the predicted receive was posted: it became that receive's credit
+  std::uint64_t spec_revoked = 0;     // withdrawn unused: the program touched the buffer, another receive could take the message, or the prediction moved on
+  std::uint64_t spec_void = 0;        // void: a message with the envelope came otherwise
+  std::uint64_t guard_faults = 0;     // touches of a guarded buffer by the program (each lifted the guard)
+  std::uint64_t spec_violations = 0;  // touches after data was written there: the run stops
   // One-sided (host/engine_rma.cpp): operations started on peers' exposed memory.
   std::uint64_t rma_puts = 0;
   std::uint64_t rma_gets = 0;
@@ -286,6 +301,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
     nic::RemoteBuffer remote;             // RTS: where the data is
     std::vector<proto::RemoteRun> remote_runs;  // kRtsRuns: where the data is
     std::unique_ptr<LandingZone> zone;    // kDirect: landed early, the payload is in this zone
+    std::uint64_t spec = 0;               // kDirect: written into a predicted buffer (Speculation::id), or 0
     std::uint32_t seq;                    // RTS: answered by FIN
     std::size_t length;
     RequestPtr self_sender;               // a synchronous send to oneself: completes when matched
@@ -454,6 +470,48 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   void land_into(const PostedRecv& recv, Incoming& msg, std::size_t n);
   void recycle_zone(std::unique_ptr<LandingZone> zone);
   Status on_write_done(int peer, const nic::Completion& c);
+  // Speculative placement (host/engine_speculative.cpp, docs/early.md).
+  struct Speculation {
+    enum class State : std::uint8_t {
+      kArmed,      // the credit is out, nothing came yet
+      kRevoking,   // withdrawn, the sender's answer not yet here
+      kHeld,       // a message was written into the buffer and waits there for its receive
+      kClobbered,  // that message went to another receive: the buffer holds what the program must not see
+    };
+    std::uint64_t id = 0;
+    int peer = -1;
+    std::uint32_t slot = 0;
+    std::byte* buf = nullptr;
+    std::uint32_t cap = 0;
+    std::uint32_t context = 0;
+    std::int32_t tag = 0;
+    State state = State::kArmed;
+    std::uint32_t length = 0;                // kHeld: bytes written
+    std::optional<PageGuard::Ticket> ticket;  // AUGUR_GUARD
+    bool touched = false;                    // the program touched it before any data came
+  };
+  struct Busy {  // a receive in progress into [lo, hi): its buffer is not speculated on
+    const Request* req;
+    std::uintptr_t lo, hi;
+  };
+  static constexpr std::size_t kMaxSpeculations = PageGuard::kMaxGuards / 2;
+  [[nodiscard]] bool speculation_refused(std::uintptr_t lo, std::uintptr_t hi, int source, std::uint32_t context,
+                                         std::int32_t tag) const;
+  Status speculate(const predictor::RecvCall& call);
+  Speculation* find_speculation(int peer, std::uint32_t slot);
+  void end_speculation(const Speculation& s);
+  Status revoke_speculation(Speculation& s);
+  Status violation(const Speculation& s, const char* what);
+  Status on_speculative(int peer, std::uint32_t slot, const CreditBook::Direct& d, std::uint32_t length);
+  Status place_speculative(const PostedRecv& recv, Incoming& msg, std::size_t n, Path& path);
+  Status speculation_at_post(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag,
+                             std::uint32_t context, bool& adopted);
+  Status evacuate(Speculation& s);
+  void void_speculations(int peer, std::uint32_t context, std::int32_t tag);
+  Status check_speculations();
+  void speculation_revoke_ack(int peer, std::uint32_t slot);
+  void end_speculations(int peer);  // -1: all
+  void unbusy(const Request* r);
   // One-sided (host/engine_rma.cpp).
   Status check_rma(int peer, RmaOp op, const void* local, std::size_t len, RmaTarget to) const;
   Status start_rma(int peer, RmaStart op);
@@ -507,6 +565,10 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   std::atomic<void*> background_arg_{nullptr};
   Status deferred_;  // an error found while delivering, reported by progress()
   std::vector<std::unique_ptr<LandingZone>> spare_zones_;  // delivered by copy: registered, reusable
+  std::vector<Speculation> specs_;  // speculative placement: credits armed ahead of their receives
+  std::vector<Busy> busy_;          // speculative placement: receives posted, not complete
+  std::uint64_t next_spec_id_ = 0;
+  PageGuard* guard_ = nullptr;      // speculative placement with AUGUR_GUARD
   // The large receive start_recv just posted, if it waits for its message (stage_landing).
   struct WaitingPost {
     int source = -1;

@@ -160,6 +160,18 @@ class MatchQueues {
     }
   }
 
+  // Visits every unexpected message, f(msg), which may change what the message holds (not its
+  // envelope or place in the queue).
+  template <typename F>
+  void for_each_unexpected(F&& f) {
+    if (unexpected_count_ == 0) return;
+    for (auto& [id, c] : ctx_) {
+      for (auto& [src, bin] : c.unexpected) {
+        for (Unexp& u : bin) f(u.m.msg);
+      }
+    }
+  }
+
   [[nodiscard]] std::size_t posted_count() const noexcept { return posted_count_; }
   [[nodiscard]] std::size_t unexpected_count() const noexcept { return unexpected_count_; }
 

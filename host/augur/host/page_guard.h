@@ -57,6 +57,9 @@ class PageGuard {
 
   // Whether the program has touched the range since guard() (false for a released ticket).
   [[nodiscard]] bool touched(Ticket t) const noexcept;
+  // The address of the instruction that touched it (0: not touched, unknown, or released): the
+  // call site a report names.
+  [[nodiscard]] std::uintptr_t touch_site(Ticket t) const noexcept;
 
   // The pages guard() protects for [addr, addr + len).
   static Range pages_of(const void* addr, std::size_t len) noexcept;
@@ -75,7 +78,7 @@ class PageGuard {
 
   // The signal handler's entry points (async-signal-safe): whether a fault at `addr` was a
   // guard's (then lifted, or being lifted by another thread), and the count of the others.
-  bool handle(std::uintptr_t addr) noexcept;
+  bool handle(std::uintptr_t addr, std::uintptr_t pc = 0) noexcept;
   void note_foreign() noexcept;
 
  private:
@@ -88,6 +91,7 @@ class PageGuard {
     std::atomic<std::uint32_t> version{0};
     std::atomic<std::uintptr_t> lo{0};
     std::atomic<std::uintptr_t> hi{0};
+    std::atomic<std::uintptr_t> pc{0};  // the touching instruction
   };
   Slot slots_[kMaxGuards];
   std::atomic<std::uint64_t> guards_{0}, touches_{0}, foreign_{0}, rechained_{0};

@@ -26,7 +26,12 @@ enum class Steering : std::uint8_t {
                // straight into the receive buffer
   kPredicted,  // as kPosted, and the predicted next receives are registered and credited ahead
                // (pending), so that posting the receive only arms the credit
+  kSpeculative,  // as kPredicted, and a predicted receive's buffer gets an armed credit before
+                 // the receive is posted, guarded (docs/early.md, "Speculative placement")
 };
+
+// Whether the mode predicts receives (kPredicted and kSpeculative).
+constexpr bool predicts(Steering m) noexcept { return m == Steering::kPredicted || m == Steering::kSpeculative; }
 
 struct SteeringConfig {
   Steering mode = Steering::kPredicted;
@@ -62,7 +67,7 @@ class SteeringPolicy {
   }
   // A predicted receive that gets a landing zone instead of a credit (docs/early.md).
   [[nodiscard]] bool landable(std::size_t len, int source, std::int32_t tag) const noexcept {
-    return cfg_.mode == Steering::kPredicted && len > cfg_.eager_limit && len <= cfg_.landing_max && source >= 0 &&
+    return predicts(cfg_.mode) && len > cfg_.eager_limit && len <= cfg_.landing_max && source >= 0 &&
            source != cfg_.rank && tag >= 0;
   }
   [[nodiscard]] bool paused(int peer) const noexcept { return pause_of(peer) > 0; }

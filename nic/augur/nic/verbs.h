@@ -51,6 +51,12 @@ struct MrDeleter { void operator()(ibv_mr* p) const noexcept; };
 struct SrqDeleter { void operator()(ibv_srq* p) const noexcept; };
 }  // namespace detail
 
+// Some user memory may now be inaccessible to the program (PROT_NONE, host::PageGuard) while
+// the device still writes or reads it, as a NIC's DMA does. The loopback device then moves its
+// bytes through /proc/self/mem, which page protection does not stop. Called by the first guard;
+// there is no way back (a guard may be up at any time after).
+void note_guarded_memory() noexcept;
+
 struct Gid {
   std::array<std::uint8_t, 16> raw{};
   [[nodiscard]] bool is_zero() const noexcept;
