@@ -20,6 +20,7 @@ std::string_view code_name(Code code) noexcept {
     case Code::kIo: return "IO";
     case Code::kUnsupported: return "UNSUPPORTED";
     case Code::kInternal: return "INTERNAL";
+    case Code::kDataLoss: return "DATA_LOSS";
   }
   return "UNKNOWN";
 }

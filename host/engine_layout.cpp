@@ -5,6 +5,7 @@
 
 #include "augur/host/engine.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -107,6 +108,21 @@ Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t
   }
   // Never credited: a direct write targets one remote range.
   PostedRecv recv{req, req->layout().at(req->runs[0]), static_cast<std::size_t>(relations::RunBytes(req->runs)), source};
+  if (cfg_.steering == Steering::kSpeculative) {
+    // The layout's extent is the receive's: a speculation on its pages must not be scattered
+    // over itself, nor guard pages the receive writes.
+    auto* lo = static_cast<std::byte*>(recv.buf);
+    std::byte* hi = lo;
+    for (const relations::ByteRun& r : req->runs) {
+      lo = std::min(lo, req->layout().at(r));
+      hi = std::max(hi, req->layout().at(r) + r.length);
+    }
+    bool adopted = false;  // never: a credit names one range
+    if (!specs_.empty()) {
+      AUGUR_RETURN_IF_ERROR(speculation_at_post(req, lo, static_cast<std::size_t>(hi - lo), source, tag, context, adopted));
+    }
+    if (hi > lo) busy_.push_back({req.get(), reinterpret_cast<std::uintptr_t>(lo), reinterpret_cast<std::uintptr_t>(hi)});
+  }
   if (auto m = match_.post({context, source, tag}, recv)) AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
   // Seen by the predictor (its cycles include this call) with no size, so nothing is staged for it.
   if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(observe_receive(recv.buf, 0, source, tag, context, true));

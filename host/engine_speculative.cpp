@@ -126,6 +126,15 @@ void Engine::end_speculation(const Speculation& s) {
   std::erase_if(specs_, [id](const Speculation& x) { return x.id == id; });
 }
 
+Result<bool> Engine::unguard(Speculation& s) {
+  if (!s.ticket) return false;
+  const std::uintptr_t pc = guard_->touch_site(*s.ticket);  // gone with the slot once released
+  AUGUR_ASSIGN_OR_RETURN(bool touched, guard_->release(*s.ticket));
+  s.ticket.reset();
+  if (touched) s.touch_pc = pc;
+  return touched;
+}
+
 Status Engine::revoke_speculation(Speculation& s) {
   Peer& p = peers_[static_cast<std::size_t>(s.peer)];
   if (std::optional<std::uint32_t> gen = p.credits->revoke_speculative(s.slot)) {
@@ -139,7 +148,7 @@ Status Engine::revoke_speculation(Speculation& s) {
 
 Status Engine::violation(const Speculation& s, const char* what) {
   ++counters_.spec_violations;
-  const std::uintptr_t pc = s.ticket ? guard_->touch_site(*s.ticket) : 0;
+  const std::uintptr_t pc = s.touch_pc != 0 ? s.touch_pc : s.ticket ? guard_->touch_site(*s.ticket) : 0;
   char addr[32];
   std::snprintf(addr, sizeof addr, "%p", static_cast<const void*>(s.buf));
   std::string msg = "speculative placement (AUGUR_STEERING=speculative): the program touched buffer " +
@@ -148,7 +157,7 @@ Status Engine::violation(const Speculation& s, const char* what) {
                     "; its contents may be wrong. Run with AUGUR_STEERING=predicted, the MPI-correct default, "
                     "or do not touch a receive buffer between its receives";
   std::fprintf(stderr, "augur: rank %d: %s\n", rank_, msg.c_str());
-  return Status(Code::kInternal, std::move(msg));
+  return Status(Code::kDataLoss, std::move(msg));
 }
 
 Status Engine::on_speculative(int peer, std::uint32_t slot, const CreditBook::Direct& d, std::uint32_t length) {
@@ -187,11 +196,8 @@ Status Engine::place_speculative(const PostedRecv& recv, Incoming& msg, std::siz
     return Status::Ok();
   }
   Speculation& s = *it;
-  if (s.ticket) {
-    AUGUR_ASSIGN_OR_RETURN(bool touched, guard_->release(*s.ticket));
-    if (touched) return violation(s, "after a message had been written into it, before posting its receive");
-    s.ticket.reset();
-  }
+  AUGUR_ASSIGN_OR_RETURN(bool touched, unguard(s));
+  if (touched) return violation(s, "after a message had been written into it, before posting its receive");
   if (recv.req->runs.empty() && recv.buf == s.buf) {  // the predicted buffer: nothing to move
     ++counters_.spec_placed;
     ++counters_.direct_msgs;
@@ -267,20 +273,19 @@ Status Engine::speculation_at_post(const RequestPtr& req, void* buf, std::size_t
       case Speculation::State::kHeld: {
         // Its message waits in B. The receive that takes it finds it in matching; any other that
         // shares B's pages would overwrite it: move it out first.
+        // (A layout receive over B would scatter B over itself: it takes a copy.)
         const auto* first = match_.probe(pat);
         const bool takes_it = first != nullptr && first->msg.spec == id;
-        if (shares && !(takes_it && lo == reinterpret_cast<std::uintptr_t>(s.buf))) AUGUR_RETURN_IF_ERROR(evacuate(s));
+        const bool in_place = takes_it && req->runs.empty() && lo == reinterpret_cast<std::uintptr_t>(s.buf);
+        if (shares && !in_place) AUGUR_RETURN_IF_ERROR(evacuate(s));
         break;
       }
       case Speculation::State::kClobbered:
         if (shares) {
           // A receive into B overwrites it: what B held no longer matters (MPI: a receive
           // buffer's contents are undefined until the receive completes).
-          if (s.ticket) {
-            AUGUR_ASSIGN_OR_RETURN(bool touched, guard_->release(*s.ticket));
-            s.ticket.reset();
-            if (touched) return violation(s, "after a message for another receive had been written into it");
-          }
+          AUGUR_ASSIGN_OR_RETURN(bool touched, unguard(s));
+          if (touched) return violation(s, "after a message for another receive had been written into it");
           end_speculation(s);
         }
         break;
@@ -292,11 +297,8 @@ Status Engine::speculation_at_post(const RequestPtr& req, void* buf, std::size_t
 }
 
 Status Engine::evacuate(Speculation& s) {
-  if (s.ticket) {
-    AUGUR_ASSIGN_OR_RETURN(bool touched, guard_->release(*s.ticket));
-    s.ticket.reset();
-    if (touched) return violation(s, "after a message had been written into it, before posting its receive");
-  }
+  AUGUR_ASSIGN_OR_RETURN(bool touched, unguard(s));
+  if (touched) return violation(s, "after a message had been written into it, before posting its receive");
   const std::uint64_t id = s.id;
   match_.for_each_unexpected([&](Incoming& m) {
     if (m.spec != id) return;

@@ -25,6 +25,7 @@ enum class Code : std::uint8_t {
   kIo,                // operating-system I/O error
   kUnsupported,       // feature not available on this device/build
   kInternal,          // a bug in augur
+  kDataLoss,          // the program's data may be wrong: the run must stop, whatever its error handler
 };
 
 std::string_view code_name(Code code) noexcept;

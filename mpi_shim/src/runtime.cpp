@@ -130,6 +130,9 @@ Err from_status(const Status& s) {
     case Code::kOutOfRange: return err(MPI_ERR_ARG, s.to_string());
     case Code::kUnsupported: return err(MPI_ERR_UNSUPPORTED_OPERATION, s.to_string());
     case Code::kInternal: return err(MPI_ERR_INTERN, s.to_string());
+    // No error handler may let the program go on with data it cannot trust (a speculative
+    // placement's buffer touched after its message was written): the job stops.
+    case Code::kDataLoss: fatal("augur", s.to_string(), 1);
     default: return err(MPI_ERR_OTHER, s.to_string());
   }
 }

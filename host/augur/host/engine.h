@@ -489,6 +489,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
     std::uint32_t length = 0;                // kHeld: bytes written
     std::optional<PageGuard::Ticket> ticket;  // AUGUR_GUARD
     bool touched = false;                    // the program touched it before any data came
+    std::uintptr_t touch_pc = 0;             // where, kept when the guard is released
   };
   struct Busy {  // a receive in progress into [lo, hi): its buffer is not speculated on
     const Request* req;
@@ -504,6 +505,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   Status violation(const Speculation& s, const char* what);
   Status on_speculative(int peer, std::uint32_t slot, const CreditBook::Direct& d, std::uint32_t length);
   Status place_speculative(const PostedRecv& recv, Incoming& msg, std::size_t n, Path& path);
+  Result<bool> unguard(Speculation& s);  // lifts its guard: whether it was touched (and where, in touch_pc)
   Status speculation_at_post(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag,
                              std::uint32_t context, bool& adopted);
   Status evacuate(Speculation& s);
