@@ -176,6 +176,7 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
     if (!g.ok()) return g.status().context("AUGUR_STEERING=speculative with AUGUR_GUARD=1");
     e->guard_ = g.value();
   }
+  if (cfg.steering == Steering::kSpeculative) e->spec_release_ = std::make_unique<nic::ReleaseWatch>();
   // One pool of eager receives for every peer, sized now that the eager limit is known.
   AUGUR_ASSIGN_OR_RETURN(e->pool_, RecvPool::create(*e->ctx_, *e->pd_,
                                                     {.slot_bytes = eager_limit + static_cast<std::uint32_t>(sizeof(proto::MsgHeader)),

@@ -61,6 +61,7 @@ std::string Engine::stats_line() const {
   kv("spec_void", c.spec_void);
   kv("guard_faults", c.guard_faults);
   kv("spec_violations", c.spec_violations);
+  kv("spec_shared_pages", c.spec_shared_pages);
   kv("rma_puts", c.rma_puts);
   kv("rma_gets", c.rma_gets);
   kv("rma_atomics", c.rma_atomics);

@@ -39,7 +39,11 @@ std::string site_name(std::uintptr_t pc) {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(pc), &info) != 0) {
     if (info.dli_sname != nullptr) s += std::string(" in ") + info.dli_sname;
-    if (info.dli_fname != nullptr) s += std::string(" (") + info.dli_fname + ")";
+    if (info.dli_fname != nullptr) {
+      // The offset in its file, for addr2line -e FILE (the address itself moves with ASLR).
+      std::snprintf(buf, sizeof buf, "+0x%" PRIxPTR, pc - reinterpret_cast<std::uintptr_t>(info.dli_fbase));
+      s += std::string(" (") + info.dli_fname + buf + ")";
+    }
   }
   return s;
 }
@@ -70,6 +74,14 @@ Status Engine::speculate(const predictor::RecvCall& call) {
   for (const Speculation& s : specs_) {  // the same prediction again: it is armed already
     if (s.peer == call.source && s.context == call.comm && s.tag == call.tag && s.buf == buf) return Status::Ok();
   }
+  // A guard protects whole pages: memory of the program's sharing them (another heap block, a
+  // stdio buffer) would be touched by it, or by a system call that then fails with EFAULT. So a
+  // guarded speculation needs a buffer that is whole pages: page-aligned, a page multiple long.
+  const std::size_t page = PageGuard::page_size();
+  if (cfg_.guard && (lo % page != 0 || call.count % page != 0)) {
+    ++counters_.spec_shared_pages;
+    return stage_credit(call);
+  }
   if (buf == nullptr || speculation_refused(lo, lo + call.count, call.source, call.comm, call.tag) ||
       match_.posted_conflicts(call.comm, call.source, call.tag) || specs_.size() >= kMaxSpeculations) {
     return stage_credit(call);  // a staged credit, as in predicted mode
@@ -97,6 +109,7 @@ Status Engine::speculate(const predictor::RecvCall& call) {
     if (!t.ok()) return stage_credit(call);  // shares a page with a guarded buffer, or no guard free
     s.ticket = t.value();
   }
+  spec_release_->watch(lo, lo + call.count);  // before the credit is out: a release from now on is seen
   ChannelWriter w(*p.ch);
   Result<std::optional<std::uint32_t>> slot =
       p.credits->speculate(w, std::move(pin.value()), buf, call.count, call.comm, call.tag);
@@ -135,6 +148,52 @@ Result<bool> Engine::unguard(Speculation& s) {
   return touched;
 }
 
+void Engine::drop_guard(Speculation& s) {
+  if (s.ticket) (void)guard_->release(*s.ticket);  // mprotect fails on unmapped pages: nothing to lift
+  s.ticket.reset();
+}
+
+// The program freed or unmapped memory that a speculation is out on (the release hooks of
+// nic/mem_release.h: munmap, mremap, madvise and MAP_FIXED mmap in every build; every free() in
+// sanitizer builds). An unused credit is revoked; a message already there, or one that crosses
+// the revoke, was written into memory that is no longer the buffer: the run stops.
+Status Engine::speculations_released() {
+  const nic::ReleaseWatch::Released rel = spec_release_->take();
+  for (std::size_t i = 0; i < specs_.size();) {
+    Speculation& s = specs_[i];
+    const std::uint64_t id = s.id;
+    const auto lo = reinterpret_cast<std::uintptr_t>(s.buf);
+    bool hit = false;
+    for (std::size_t k = 0; k < rel.count && !hit; ++k) hit = overlaps(lo, lo + s.cap, rel.ranges[k].lo, rel.ranges[k].hi);
+    // Past kMaxRanges releases between two progress calls the watch knows only that something
+    // went: unused credits are withdrawn, a held message is left (its buffer cannot be told apart).
+    if (rel.all && s.state != Speculation::State::kHeld) hit = true;
+    if (hit && !s.released) {
+      switch (s.state) {
+        case Speculation::State::kArmed:
+          s.released = true;
+          drop_guard(s);
+          AUGUR_RETURN_IF_ERROR(revoke_speculation(s));
+          break;
+        case Speculation::State::kRevoking:
+          s.released = true;
+          drop_guard(s);
+          break;
+        case Speculation::State::kHeld:
+          s.released = true;
+          drop_guard(s);
+          return violation(s, "(freed or unmapped it) while a message for its predicted receive was in it");
+        case Speculation::State::kClobbered:
+          drop_guard(s);
+          end_speculation(s);
+          break;
+      }
+    }
+    if (i < specs_.size() && specs_[i].id == id) ++i;
+  }
+  return Status::Ok();
+}
+
 Status Engine::revoke_speculation(Speculation& s) {
   Peer& p = peers_[static_cast<std::size_t>(s.peer)];
   if (std::optional<std::uint32_t> gen = p.credits->revoke_speculative(s.slot)) {
@@ -151,11 +210,14 @@ Status Engine::violation(const Speculation& s, const char* what) {
   const std::uintptr_t pc = s.touch_pc != 0 ? s.touch_pc : s.ticket ? guard_->touch_site(*s.ticket) : 0;
   char addr[32];
   std::snprintf(addr, sizeof addr, "%p", static_cast<const void*>(s.buf));
-  std::string msg = "speculative placement (AUGUR_STEERING=speculative): the program touched buffer " +
-                    std::string(addr) + " (" + std::to_string(s.cap) + " bytes, the predicted receive from rank " +
-                    std::to_string(s.peer) + ", tag " + std::to_string(s.tag) + ") at " + site_name(pc) + " " + what +
+  // A release is reported as such; anything else was a touch, and where it was is known.
+  const bool released = s.released && !s.touched && pc == 0;
+  std::string msg = std::string("speculative placement (AUGUR_STEERING=speculative): the program ") +
+                    (released ? "gave back" : "touched") + " buffer " + std::string(addr) + " (" +
+                    std::to_string(s.cap) + " bytes, the predicted receive from rank " + std::to_string(s.peer) +
+                    ", tag " + std::to_string(s.tag) + ")" + (released ? "" : " at " + site_name(pc)) + " " + what +
                     "; its contents may be wrong. Run with AUGUR_STEERING=predicted, the MPI-correct default, "
-                    "or do not touch a receive buffer between its receives";
+                    "or do not touch, free or unmap a receive buffer between its receives";
   std::fprintf(stderr, "augur: rank %d: %s\n", rank_, msg.c_str());
   return Status(Code::kDataLoss, std::move(msg));
 }
@@ -163,6 +225,9 @@ Status Engine::violation(const Speculation& s, const char* what) {
 Status Engine::on_speculative(int peer, std::uint32_t slot, const CreditBook::Direct& d, std::uint32_t length) {
   Speculation* s = find_speculation(peer, slot);
   if (s == nullptr) return Status(Code::kInternal, "speculative write without its speculation");
+  if (s->released) {
+    return violation(*s, "(freed or unmapped it) before its receive, and a message was written into it after (its credit was being revoked)");
+  }
   if (s->touched || (s->ticket && guard_->touched(*s->ticket))) {
     return violation(*s, "before posting its receive, and a message was written into it after (its credit was being revoked)");
   }
@@ -326,6 +391,7 @@ void Engine::void_speculations(int peer, std::uint32_t context, std::int32_t tag
 }
 
 Status Engine::check_speculations() {
+  if (spec_release_ && spec_release_->pending()) AUGUR_RETURN_IF_ERROR(speculations_released());
   for (std::size_t i = 0; i < specs_.size();) {
     Speculation& s = specs_[i];
     const std::uint64_t id = s.id;

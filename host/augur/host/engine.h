@@ -138,6 +138,7 @@ struct EngineCounters {
   std::uint64_t spec_void = 0;        // void: a message with the envelope came otherwise
   std::uint64_t guard_faults = 0;     // touches of a guarded buffer by the program (each lifted the guard)
   std::uint64_t spec_violations = 0;  // touches after data was written there: the run stops
+  std::uint64_t spec_shared_pages = 0;  // not speculated (guarded): the buffer shares its pages with other memory
   // One-sided (host/engine_rma.cpp): operations started on peers' exposed memory.
   std::uint64_t rma_puts = 0;
   std::uint64_t rma_gets = 0;
@@ -490,6 +491,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
     std::optional<PageGuard::Ticket> ticket;  // AUGUR_GUARD
     bool touched = false;                    // the program touched it before any data came
     std::uintptr_t touch_pc = 0;             // where, kept when the guard is released
+    bool released = false;                   // the program gave the memory back (free, munmap)
   };
   struct Busy {  // a receive in progress into [lo, hi): its buffer is not speculated on
     const Request* req;
@@ -505,7 +507,9 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   Status violation(const Speculation& s, const char* what);
   Status on_speculative(int peer, std::uint32_t slot, const CreditBook::Direct& d, std::uint32_t length);
   Status place_speculative(const PostedRecv& recv, Incoming& msg, std::size_t n, Path& path);
-  Result<bool> unguard(Speculation& s);  // lifts its guard: whether it was touched (and where, in touch_pc)
+  Result<bool> unguard(Speculation& s);
+  void drop_guard(Speculation& s);        // lifts its guard on memory that may be gone (errors ignored)
+  Status speculations_released();         // acts on the program's releases of speculated memory  // lifts its guard: whether it was touched (and where, in touch_pc)
   Status speculation_at_post(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag,
                              std::uint32_t context, bool& adopted);
   Status evacuate(Speculation& s);
@@ -571,6 +575,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   std::vector<Busy> busy_;          // speculative placement: receives posted, not complete
   std::uint64_t next_spec_id_ = 0;
   PageGuard* guard_ = nullptr;      // speculative placement with AUGUR_GUARD
+  std::unique_ptr<nic::ReleaseWatch> spec_release_;  // speculative: the program giving speculated memory back
   // The large receive start_recv just posted, if it waits for its message (stage_landing).
   struct WaitingPost {
     int source = -1;
