@@ -58,7 +58,8 @@ void SteeringPolicy::credit_outcome(int peer, bool used) noexcept {
 void SteeringPolicy::abstain() noexcept {
   if (!predicting()) return;
   ++counters_.pred_abstains;
-  predicted_.clear();
+  // The predictor never sees this call: what it predicted is still for the next call it will
+  // see, and is scored there (clearing it scored every receive after a small one as abstained).
 }
 
 Result<std::span<const predictor::RecvCall>> SteeringPolicy::on_receive(const predictor::RecvCall& call, bool layout) {

@@ -110,6 +110,25 @@ TEST(Steering, SmallReceivesAbstainAndLayoutsJoinTheHistory) {
   EXPECT_GE(p.counters().pred_abstains, 2u);
 }
 
+// Small receives between the steerable ones are not seen by the predictor and do not spoil the
+// scoring of its predictions: each steerable call is scored against the prediction made at the
+// steerable call before it.
+TEST(Steering, SmallReceivesInBetweenLeaveThePredictionToBeScored) {
+  SteeringPolicy p = SteeringPolicy::create(config(Steering::kPredicted)).value();
+  const std::vector<predictor::RecvCall> cycle = {call(1, 512, 0x1000), call(2, 2048, 0x3000), call(1, 64, 0x5000),
+                                                  call(3, 4096, 0x7000)};
+  constexpr int kRounds = 20;
+  for (int round = 0; round < kRounds; ++round) {
+    for (const predictor::RecvCall& c : cycle) ASSERT_TRUE(p.on_receive(c).ok());
+  }
+  const SteeringCounters c = p.counters();
+  EXPECT_EQ(c.pred_hits + c.pred_misses + c.pred_abstains, kRounds * cycle.size());  // one score per call
+  // Both steerable calls of every round after the predictor's warm-up (4 rounds; before the fix
+  // every steerable call came after a small one and was scored as abstained: 0 hits).
+  EXPECT_GE(c.pred_hits, 2u * (kRounds - 4));
+  EXPECT_LE(c.pred_abstains, 2u * kRounds + 8);  // the small ones, and the warm-up's
+}
+
 TEST(Steering, VoidCreditsPauseAPeerForLongerEachTime) {
   SteeringPolicy p = SteeringPolicy::create(config(Steering::kPredicted)).value();
   for (std::uint32_t i = 0; i < SteeringPolicy::kWindow - 1; ++i) p.credit_outcome(2, false);
