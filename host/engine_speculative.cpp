@@ -165,26 +165,22 @@ Status Engine::speculations_released() {
     const auto lo = reinterpret_cast<std::uintptr_t>(s.buf);
     bool hit = false;
     for (std::size_t k = 0; k < rel.count && !hit; ++k) hit = overlaps(lo, lo + s.cap, rel.ranges[k].lo, rel.ranges[k].hi);
-    // Past kMaxRanges releases between two progress calls the watch knows only that something
-    // went: unused credits are withdrawn, a held message is left (its buffer cannot be told apart).
-    if (rel.all && s.state != Speculation::State::kHeld) hit = true;
-    if (hit && !s.released) {
+    if (!hit && rel.all && s.state == Speculation::State::kArmed) {
+      // Past kMaxRanges releases between two progress calls the watch knows only that something
+      // went: unused credits are withdrawn (as a touch would), nothing is reported.
+      AUGUR_RETURN_IF_ERROR(revoke_speculation(s));
+    } else if (hit && !s.released) {
+      s.released = true;
+      drop_guard(s);  // the pages may be gone, or another allocation's now
       switch (s.state) {
         case Speculation::State::kArmed:
-          s.released = true;
-          drop_guard(s);
           AUGUR_RETURN_IF_ERROR(revoke_speculation(s));
           break;
         case Speculation::State::kRevoking:
-          s.released = true;
-          drop_guard(s);
           break;
         case Speculation::State::kHeld:
-          s.released = true;
-          drop_guard(s);
           return violation(s, "(freed or unmapped it) while a message for its predicted receive was in it");
         case Speculation::State::kClobbered:
-          drop_guard(s);
           end_speculation(s);
           break;
       }

@@ -507,9 +507,9 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   Status violation(const Speculation& s, const char* what);
   Status on_speculative(int peer, std::uint32_t slot, const CreditBook::Direct& d, std::uint32_t length);
   Status place_speculative(const PostedRecv& recv, Incoming& msg, std::size_t n, Path& path);
-  Result<bool> unguard(Speculation& s);
+  Result<bool> unguard(Speculation& s);   // lifts its guard: whether it was touched (and where, in touch_pc)
   void drop_guard(Speculation& s);        // lifts its guard on memory that may be gone (errors ignored)
-  Status speculations_released();         // acts on the program's releases of speculated memory  // lifts its guard: whether it was touched (and where, in touch_pc)
+  Status speculations_released();         // acts on the program's releases of speculated memory
   Status speculation_at_post(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag,
                              std::uint32_t context, bool& adopted);
   Status evacuate(Speculation& s);
