@@ -153,8 +153,17 @@ Result<bool> Channel::send_filled(proto::MsgType type, std::uint32_t context, st
   h.credits = static_cast<std::uint16_t>(granted_ & 0xffff);  // piggyback: no credit write needed
   granted_written_ = granted_;
   std::byte* slot = next_send_slot();
-  const auto hb = static_cast<std::uint32_t>(
+  auto hb = static_cast<std::uint32_t>(
       proto::encode_msg_header(h, std::span<std::byte, sizeof(proto::MsgHeader)>(slot, sizeof(proto::MsgHeader))));
+  // Queued arm words ride along when the slot has room for them.
+  if (const std::size_t ab = proto::arm_block_bytes(queued_.count); ab > 0 && hb + ab + body_bytes <= slot_bytes_) {
+    proto::encode_arms(slot, queued_, slot + hb);
+    hb += static_cast<std::uint32_t>(ab);
+    counters_.arms_carried += queued_.count;
+    queued_ = {};
+    // The body no longer fits inline with the longer head: copy it into the slot instead.
+    if (!inline_body.empty() && hb + inline_body.size() > kInlineBytes) inline_body = {};
+  }
   Result<bool> posted = false;
   if (inline_body.empty()) {
     fill(slot + hb);
@@ -166,7 +175,9 @@ Result<bool> Channel::send_filled(proto::MsgType type, std::uint32_t context, st
   ++next_seq_out_;
   ++counters_.sent;
   counters_.bytes_sent += body_bytes;
-  if (hb < sizeof(proto::MsgHeader)) ++counters_.short_headers;
+  if ((std::to_integer<std::uint8_t>(slot[0]) & ~proto::kCarriesArms) == static_cast<std::uint8_t>(proto::MsgType::kEagerShort)) {
+    ++counters_.short_headers;
+  }
   return ok;
 }
 
@@ -207,16 +218,80 @@ Result<bool> Channel::post_credit_write(std::span<const std::byte> bytes, std::u
 
 Result<bool> Channel::write_credit(std::uint32_t slot, const proto::CreditEntry& e) {
   if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
+  unqueue_arm(slot);  // the entry carries its own arm word
   std::array<std::byte, sizeof(proto::CreditEntry)> bytes{};
   proto::encode(e, bytes);
   return post_credit_write(bytes, peer_table_.addr + std::uint64_t{slot} * sizeof(proto::CreditEntry));
 }
 
-Result<bool> Channel::write_arm(std::uint32_t slot, const proto::CreditArm& a) {
-  if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
-  const std::uint64_t raw = proto::encode_arm(a);
+Result<bool> Channel::post_arm_write(std::uint32_t slot, std::uint64_t raw) {
   return post_credit_write({reinterpret_cast<const std::byte*>(&raw), sizeof(raw)},
                            peer_table_.addr + std::uint64_t{slot} * sizeof(proto::CreditEntry) + proto::kCreditArmOffset);
+}
+
+Result<bool> Channel::write_arm(std::uint32_t slot, const proto::CreditArm& a) {
+  if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
+  unqueue_arm(slot);  // this write supersedes it
+  return post_arm_write(slot, proto::encode_arm(a));
+}
+
+void Channel::unqueue_arm(std::uint32_t slot) noexcept {
+  for (std::uint32_t k = 0; k < queued_.count; ++k) {
+    if (queued_.slot[k] != slot) continue;
+    for (std::uint32_t j = k + 1; j < queued_.count; ++j) {
+      queued_.slot[j - 1] = queued_.slot[j];
+      queued_.word[j - 1] = queued_.word[j];
+    }
+    --queued_.count;
+    queued_.slot[queued_.count] = 0;
+    return;
+  }
+}
+
+Result<bool> Channel::queue_arm(std::uint32_t slot, const proto::CreditArm& a) {
+  if (slot >= cfg_.credit_slots) return Status(Code::kInvalidArgument, "credit slot " + std::to_string(slot));
+  unqueue_arm(slot);  // a later issue of the slot replaces the earlier one
+  if (queued_.count == proto::kMaxCarriedArms) AUGUR_RETURN_IF_ERROR(write_queued_arms());
+  queued_.slot[queued_.count] = static_cast<std::uint8_t>(slot);
+  queued_.word[queued_.count] = proto::encode_arm(a);
+  ++queued_.count;
+  return true;
+}
+
+Status Channel::write_queued_arms() {
+  while (queued_.count > 0) {
+    const std::uint32_t k = queued_.count - 1;
+    AUGUR_ASSIGN_OR_RETURN(bool written, post_arm_write(queued_.slot[k], queued_.word[k]));
+    if (!written) return Status::Ok();  // send queue full: the next message or flush takes them
+    ++counters_.arms_written;
+    queued_.slot[k] = 0;
+    --queued_.count;
+  }
+  return Status::Ok();
+}
+
+Status Channel::apply_arms(const proto::CarriedArms& arms) {
+  for (std::uint32_t k = 0; k < arms.count; ++k) {
+    if (arms.slot[k] >= cfg_.credit_slots) {
+      return Status(Code::kProtocol, "malformed message header from peer: arm word for credit slot " +
+                                         std::to_string(arms.slot[k]) + " of " + std::to_string(cfg_.credit_slots));
+    }
+  }
+  for (std::uint32_t k = 0; k < arms.count; ++k) {
+    std::atomic_ref<std::uint64_t> word(credit_table_[arms.slot[k]].arm);
+    // An RDMA write of the slot posted after this message may have landed first (the NIC
+    // places it, we apply this one only now): never go back to an earlier generation.
+    Result<proto::CreditArm> now = proto::parse_arm(word.load(std::memory_order_acquire));
+    Result<proto::CreditArm> carried = proto::parse_arm(arms.word[k]);  // parse_message checked it
+    if (now.ok() && now->state != proto::CreditState::kFree &&
+        ((carried->generation - now->generation) & 0xffffff) >= 0x800000) {
+      ++counters_.arms_stale;
+      continue;
+    }
+    word.store(arms.word[k], std::memory_order_release);
+    ++counters_.arms_applied;
+  }
+  return Status::Ok();
 }
 
 std::optional<Channel::Credit> Channel::armed_credit(std::uint32_t slot) const {
@@ -410,6 +485,9 @@ AUGUR_HOT_PATH Result<std::optional<Arrival>> Channel::on_completion(const nic::
     } else if (ahead > 0) {
       peer_granted_ = known + static_cast<std::uint64_t>(ahead);
     }
+    if (m.ok() && m->arms.count > 0) [[unlikely]] {
+      if (Status st = apply_arms(m->arms); !st.ok()) m = st;
+    }
   }
   if (!m.ok()) {
     ++counters_.rejected;
@@ -450,6 +528,7 @@ Result<bool> Channel::repost_released() {
 }
 
 Status Channel::flush_credits() {
+  if (queued_.count > 0) AUGUR_RETURN_IF_ERROR(write_queued_arms());
   if (granted_ == granted_written_) return Status::Ok();
   // A sender stalls only once it has used the whole grant it heard: while more than half a
   // window of it is left nobody can be waiting, and the grant rides on our next header (or the

@@ -175,7 +175,9 @@ Result<std::optional<std::uint32_t>> CreditBook::speculate(CreditWriter& w, nic:
     }
     proto::CreditArm a = armed;
     a.generation = (g.generation + 1) & 0xffffff;
-    AUGUR_ASSIGN_OR_RETURN(bool written, w.write_arm(static_cast<std::uint32_t>(&g - given_.data()), a));
+    // It rides on the next message to the peer (a reply, a "go"): a speculation is armed ahead
+    // of its message, so the peer needs it only by then, and a write of its own costs a post.
+    AUGUR_ASSIGN_OR_RETURN(bool written, w.queue_arm(static_cast<std::uint32_t>(&g - given_.data()), a));
     if (!written) return Slot();
     g.generation = a.generation;
     g.pin = std::move(pin);

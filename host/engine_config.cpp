@@ -62,6 +62,8 @@ std::string Engine::stats_line() const {
   kv("guard_faults", c.guard_faults);
   kv("spec_violations", c.spec_violations);
   kv("spec_shared_pages", c.spec_shared_pages);
+  kv("arms_carried", c.arms_carried);
+  kv("arms_written", c.arms_written);
   kv("rma_puts", c.rma_puts);
   kv("rma_gets", c.rma_gets);
   kv("rma_atomics", c.rma_atomics);
@@ -126,6 +128,11 @@ EngineCounters Engine::counters() const {
     c.credits_rearmed = credit_counters_.rearmed;
     c.credits_used = credit_counters_.used;
     c.credits_revoked = credit_counters_.revoked;
+    for (int peer : active_) {
+      const ChannelCounters& cc = peers_[static_cast<std::size_t>(peer)].ch->counters();
+      c.arms_carried += cc.arms_carried;
+      c.arms_written += cc.arms_written;
+    }
   });
   return c;
 }

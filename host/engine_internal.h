@@ -17,6 +17,7 @@ class ChannelWriter final : public CreditWriter {
   explicit ChannelWriter(Channel& ch) : ch_(ch) {}
   Result<bool> write_credit(std::uint32_t slot, const proto::CreditEntry& e) override { return ch_.write_credit(slot, e); }
   Result<bool> write_arm(std::uint32_t slot, const proto::CreditArm& a) override { return ch_.write_arm(slot, a); }
+  Result<bool> queue_arm(std::uint32_t slot, const proto::CreditArm& a) override { return ch_.queue_arm(slot, a); }
   [[nodiscard]] std::uint32_t next_seq_in() const override { return ch_.next_seq_in(); }
 
  private:

@@ -96,7 +96,26 @@ std::size_t encode_msg_header(const MsgHeader& in, std::span<std::byte, sizeof(M
 
 namespace {
 
-Result<Message> parse_short_eager(std::span<const std::byte> in, const MsgExpect& expect) {
+// The arm block at `in` (after a header whose type byte had kCarriesArms): its bytes.
+Result<std::size_t> parse_arms(std::span<const std::byte> in, CarriedArms& out) {
+  if (in.size() < sizeof(ArmBlock)) return bad("arm block", "only " + std::to_string(in.size()) + " bytes");
+  Reader r(in.data());
+  out.count = r.get<std::uint8_t>();
+  if (out.count < 1 || out.count > kMaxCarriedArms) return bad("arm block", std::to_string(out.count) + " arm words");
+  const std::size_t bytes = arm_block_bytes(out.count);
+  if (in.size() < bytes) return bad("arm block", std::to_string(out.count) + " arm words in " + std::to_string(in.size()) + " bytes");
+  for (std::uint32_t k = 0; k < kMaxCarriedArms; ++k) {
+    out.slot[k] = r.get<std::uint8_t>();
+    if (k >= out.count && out.slot[k] != 0) return bad("arm block", "unused slot entry set");
+  }
+  for (std::uint32_t k = 0; k < out.count; ++k) {
+    std::memcpy(&out.word[k], in.data() + sizeof(ArmBlock) + k * sizeof(std::uint64_t), sizeof(std::uint64_t));
+    AUGUR_RETURN_IF_ERROR(parse_arm(out.word[k]).status());
+  }
+  return bytes;
+}
+
+Result<Message> parse_short_eager(std::span<const std::byte> in, const MsgExpect& expect, bool carries_arms) {
   if (in.size() < sizeof(ShortEagerHeader)) return bad("message header", "only " + std::to_string(in.size()) + " bytes");
   Reader r(in.data());
   r.get<std::uint8_t>();  // the type, already read
@@ -110,28 +129,36 @@ Result<Message> parse_short_eager(std::span<const std::byte> in, const MsgExpect
     return bad("message header", "sequence low byte " + std::to_string(seq_low) + ", expected " +
                                      std::to_string(expect.seq & 0xff));
   }
+  Message m{h, {}, {}};
+  std::size_t head = sizeof(ShortEagerHeader);
+  if (carries_arms) {
+    AUGUR_ASSIGN_OR_RETURN(std::size_t arms, parse_arms(in.subspan(head), m.arms));
+    head += arms;
+  }
   // The slot fits a full header: the eager limit is slot_bytes - 24 (added, not subtracted, so
   // that a slot under 24 bytes admits no payload instead of wrapping around; found by fuzzing).
-  if (in.size() - sizeof(ShortEagerHeader) + sizeof(MsgHeader) > expect.slot_bytes) {
+  if (in.size() - head + sizeof(MsgHeader) > expect.slot_bytes) {
     return bad("message header", "eager payload larger than the slot's eager limit");
   }
-  h.src = expect.src;
-  h.seq = expect.seq;
-  h.length = static_cast<std::uint32_t>(in.size() - sizeof(ShortEagerHeader));
-  return Message{h, in.subspan(sizeof(ShortEagerHeader))};
+  m.header.src = expect.src;
+  m.header.seq = expect.seq;
+  m.header.length = static_cast<std::uint32_t>(in.size() - head);
+  m.body = in.subspan(head);
+  return m;
 }
 
 }  // namespace
 
 Result<Message> parse_message(std::span<const std::byte> in, const MsgExpect& expect) {
   if (in.size() > expect.slot_bytes) return bad("message header", "message larger than its slot");
-  if (!in.empty() && std::to_integer<std::uint8_t>(in[0]) == static_cast<std::uint8_t>(MsgType::kEagerShort)) {
-    return parse_short_eager(in, expect);
-  }
+  const auto first = in.empty() ? std::uint8_t{0} : std::to_integer<std::uint8_t>(in[0]);
+  const bool carries_arms = (first & kCarriesArms) != 0;
+  const auto type = static_cast<std::uint8_t>(first & ~kCarriesArms);
+  if (type == static_cast<std::uint8_t>(MsgType::kEagerShort)) return parse_short_eager(in, expect, carries_arms);
   if (in.size() < sizeof(MsgHeader)) return bad("message header", "only " + std::to_string(in.size()) + " bytes");
   Reader r(in.data());
   MsgHeader h;
-  const auto type = r.get<std::uint8_t>();
+  r.get<std::uint8_t>();  // the type, read above
   h.version = r.get<std::uint8_t>();
   h.credits = r.get<std::uint16_t>();
   h.src = r.get<std::uint32_t>();
@@ -149,7 +176,13 @@ Result<Message> parse_message(std::span<const std::byte> in, const MsgExpect& ex
   if (h.seq != expect.seq) {
     return bad("message header", "sequence " + std::to_string(h.seq) + ", expected " + std::to_string(expect.seq));
   }
-  const std::size_t body = in.size() - sizeof(MsgHeader);
+  Message m{h, {}, {}};
+  std::size_t head = sizeof(MsgHeader);
+  if (carries_arms) {
+    AUGUR_ASSIGN_OR_RETURN(std::size_t arms, parse_arms(in.subspan(head), m.arms));
+    head += arms;
+  }
+  const std::size_t body = in.size() - head;
   switch (h.type) {
     case MsgType::kEager:
       if (h.tag < 0) return bad("message header", "negative tag " + std::to_string(h.tag));
@@ -175,7 +208,16 @@ Result<Message> parse_message(std::span<const std::byte> in, const MsgExpect& ex
     case MsgType::kEagerShort:  // handled above: a full header never carries it
       return bad("message header", "type " + std::to_string(type) + " in a full header");
   }
-  return Message{h, in.subspan(sizeof(MsgHeader))};
+  m.body = in.subspan(head);
+  return m;
+}
+
+void encode_arms(std::byte* header, const CarriedArms& arms, std::byte* out) noexcept {
+  header[0] |= std::byte{kCarriesArms};
+  Writer w(out);
+  w.put(static_cast<std::uint8_t>(arms.count));
+  for (std::uint32_t k = 0; k < kMaxCarriedArms; ++k) w.put(k < arms.count ? arms.slot[k] : std::uint8_t{0});
+  std::memcpy(out + sizeof(ArmBlock), arms.word, arms.count * sizeof(std::uint64_t));  // already encoded
 }
 
 std::uint64_t encode_arm(const CreditArm& a) noexcept {

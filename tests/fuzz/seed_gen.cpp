@@ -64,6 +64,26 @@ Bytes message(const proto::MsgHeader& h, const Bytes& body) {
   return out;
 }
 
+// The same with two arm words riding between header and body (Channel::queue_arm).
+Bytes message_with_arms(const proto::MsgHeader& h, const Bytes& body) {
+  proto::CarriedArms arms;
+  arms.count = 2;
+  arms.slot[0] = 1;
+  arms.slot[1] = 4;
+  arms.word[0] = proto::encode_arm({proto::CreditState::kArmed, 5, 40});
+  arms.word[1] = proto::encode_arm({proto::CreditState::kArmed, 0xfffffe, 41});
+  std::array<std::byte, sizeof(proto::MsgHeader) + proto::arm_block_bytes(proto::kMaxCarriedArms)> hdr{};
+  const std::size_t n = proto::encode_msg_header(h, std::span<std::byte, sizeof(proto::MsgHeader)>(hdr.data(), sizeof(proto::MsgHeader)));
+  proto::encode_arms(hdr.data(), arms, hdr.data() + n);
+  Bytes out;
+  put_host(out, kSrc);
+  put_host(out, kSeq);
+  put_host(out, kEagerLimit + static_cast<std::uint32_t>(sizeof(proto::MsgHeader)));
+  append(out, std::span(hdr).first(n + proto::arm_block_bytes(arms.count)));
+  append(out, body);
+  return out;
+}
+
 proto::MsgHeader header(proto::MsgType type, std::uint32_t context, std::int32_t tag, std::uint32_t length) {
   proto::MsgHeader h;
   h.type = type;
@@ -102,6 +122,8 @@ void wire_seeds() {
   write_seed("msg_header", "eager_short_empty", message(header(proto::MsgType::kEager, 0, 0, 0), {}));
   write_seed("msg_header", "eager_full", message(header(proto::MsgType::kEager, 0x10001, 70000, 5), payload));
   write_seed("msg_header", "credit", message(header(proto::MsgType::kCredit, 0, 0, 0), {}));
+  write_seed("msg_header", "eager_short_arms", message_with_arms(header(proto::MsgType::kEager, 1, 7, 5), payload));
+  write_seed("msg_header", "fin_arms", message_with_arms(header(proto::MsgType::kFin, 0, 0, 40), {}));
   for (const char* h : {"msg_header", "rts"}) {
     write_seed(h, "rts", message(header(proto::MsgType::kRts, 2, 9, 65536), remote_buffer(0x7f0000100000, 65536)));
     write_seed(h, "rts_runs", message(header(proto::MsgType::kRtsRuns, 2, 9, 5104), run_list_bytes(kRuns, 5104)));

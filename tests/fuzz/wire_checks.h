@@ -27,9 +27,15 @@ inline void check_message(std::span<const std::byte> slot, const proto::MsgExpec
   AUGUR_FUZZ_CHECK(slot.size() <= expect.slot_bytes);
   AUGUR_FUZZ_CHECK(inside(m.body, slot));
   AUGUR_FUZZ_CHECK(m.body.data() + m.body.size() == slot.data() + slot.size());
-  const std::size_t header_bytes = slot.size() - m.body.size();
-  const bool short_form = std::to_integer<std::uint8_t>(slot[0]) == static_cast<std::uint8_t>(proto::MsgType::kEagerShort);
-  AUGUR_FUZZ_CHECK(header_bytes == (short_form ? sizeof(proto::ShortEagerHeader) : sizeof(proto::MsgHeader)));
+  const std::size_t head_bytes = slot.size() - m.body.size();  // header and arm block
+  const auto first = std::to_integer<std::uint8_t>(slot[0]);
+  const bool carries_arms = (first & proto::kCarriesArms) != 0;
+  const bool short_form = (first & ~proto::kCarriesArms) == static_cast<std::uint8_t>(proto::MsgType::kEagerShort);
+  const std::size_t header_bytes = short_form ? sizeof(proto::ShortEagerHeader) : sizeof(proto::MsgHeader);
+  AUGUR_FUZZ_CHECK(carries_arms == (m.arms.count > 0));
+  AUGUR_FUZZ_CHECK(m.arms.count <= proto::kMaxCarriedArms);
+  AUGUR_FUZZ_CHECK(head_bytes == header_bytes + proto::arm_block_bytes(m.arms.count));
+  for (std::uint32_t k = 0; k < m.arms.count; ++k) AUGUR_FUZZ_CHECK(proto::parse_arm(m.arms.word[k]).ok());
   AUGUR_FUZZ_CHECK(h.src == expect.src && h.seq == expect.seq && h.version == proto::MsgHeader::kVersion);
   std::array<std::byte, sizeof(proto::MsgHeader)> again{};
   if (short_form) {
@@ -38,7 +44,15 @@ inline void check_message(std::span<const std::byte> slot, const proto::MsgExpec
   } else {
     proto::encode(h, again);
   }
+  if (carries_arms) again[0] |= std::byte{proto::kCarriesArms};
   AUGUR_FUZZ_CHECK(same_bytes(std::span(again).first(header_bytes), slot.first(header_bytes)));
+  if (carries_arms) {  // the block re-encodes to the bytes that came
+    std::array<std::byte, proto::arm_block_bytes(proto::kMaxCarriedArms)> block{};
+    std::byte scratch[1] = {};
+    proto::encode_arms(scratch, m.arms, block.data());
+    AUGUR_FUZZ_CHECK(same_bytes(std::span(block).first(head_bytes - header_bytes),
+                                slot.subspan(header_bytes, head_bytes - header_bytes)));
+  }
   switch (h.type) {
     case proto::MsgType::kEager:
       AUGUR_FUZZ_CHECK(h.tag >= 0 && h.length == m.body.size());

@@ -176,6 +176,91 @@ TEST(MsgHeaderWire, RejectsWhatAPeerMustNotSend) {
   EXPECT_EQ(parse_message(short_slot, kExpect).status().code(), Code::kProtocol);
 }
 
+// A header (either form), an arm block after it, then the body: what a receiver sends when
+// arm words ride on its message (Channel::queue_arm).
+std::vector<std::byte> slot_with_arms(const MsgHeader& h, const CarriedArms& arms, std::size_t body) {
+  std::array<std::byte, sizeof(MsgHeader)> head{};
+  const std::size_t hb = encode_msg_header(h, head);
+  std::vector<std::byte> b(hb + arm_block_bytes(arms.count) + body, std::byte{0x5a});
+  std::memcpy(b.data(), head.data(), hb);
+  if (arms.count > 0) encode_arms(b.data(), arms, b.data() + hb);
+  return b;
+}
+
+CarriedArms two_arms() {
+  CarriedArms a;
+  a.count = 2;
+  a.slot[0] = 3;
+  a.slot[1] = 15;
+  a.word[0] = encode_arm({CreditState::kArmed, 0x123456, 40});
+  a.word[1] = encode_arm({CreditState::kArmed, 7, 41});
+  return a;
+}
+
+TEST(ArmsWire, ArmWordsRideBetweenHeaderAndBodyInBothHeaderForms) {
+  for (std::uint32_t context : {9u, 0x10009u}) {  // short form, then full
+    MsgHeader h = good_header();
+    h.context = context;
+    auto slot = slot_with_arms(h, two_arms(), 100);
+    EXPECT_EQ(std::to_integer<std::uint8_t>(slot[0]) & kCarriesArms, kCarriesArms);
+    auto m = parse_message(slot, kExpect);
+    ASSERT_TRUE(m.ok()) << m.status().to_string();
+    EXPECT_EQ(m->header.type, MsgType::kEager);
+    EXPECT_EQ(m->header.context, context);
+    EXPECT_EQ(m->header.length, 100u);
+    EXPECT_EQ(m->body.size(), 100u);
+    EXPECT_EQ(m->body.data() + m->body.size(), slot.data() + slot.size());
+    ASSERT_EQ(m->arms.count, 2u);
+    EXPECT_EQ(m->arms.slot[0], 3);
+    EXPECT_EQ(m->arms.slot[1], 15);
+    EXPECT_EQ(parse_arm(m->arms.word[0])->generation, 0x123456u);
+    EXPECT_EQ(parse_arm(m->arms.word[1])->valid_from_seq, 41u);
+  }
+  // A control message carries them too, and still has no body.
+  MsgHeader fin = good_header();
+  fin.type = MsgType::kFin;
+  auto slot = slot_with_arms(fin, two_arms(), 0);
+  auto m = parse_message(slot, kExpect);
+  ASSERT_TRUE(m.ok()) << m.status().to_string();
+  EXPECT_EQ(m->header.type, MsgType::kFin);
+  EXPECT_EQ(m->arms.count, 2u);
+  // Without the flag nothing is taken for arms.
+  auto plain = parse_message(eager_slot(good_header(), 100), kExpect);
+  ASSERT_TRUE(plain.ok());
+  EXPECT_EQ(plain->arms.count, 0u);
+}
+
+TEST(ArmsWire, RejectsWhatAPeerMustNotSend) {
+  auto rejected = [](std::vector<std::byte> slot) {
+    auto m = parse_message(slot, kExpect);
+    return !m.ok() && m.status().code() == Code::kProtocol;
+  };
+  const MsgHeader h = good_header();  // short form
+  auto count = [&](std::uint8_t n) {
+    auto s = slot_with_arms(h, two_arms(), 10);
+    s[sizeof(ShortEagerHeader)] = std::byte{n};
+    return s;
+  };
+  EXPECT_TRUE(rejected(count(0)));
+  EXPECT_TRUE(rejected(count(kMaxCarriedArms + 1)));
+  auto unused = slot_with_arms(h, two_arms(), 10);
+  unused[sizeof(ShortEagerHeader) + 1 + 5] = std::byte{1};  // slot entry 5 of 2 used
+  EXPECT_TRUE(rejected(unused));
+  auto bad_word = slot_with_arms(h, two_arms(), 10);
+  bad_word[sizeof(ShortEagerHeader) + sizeof(ArmBlock)] = std::byte{9};  // state 9
+  EXPECT_TRUE(rejected(bad_word));
+  // The flag with a block cut short: 2 words announced, fewer bytes there.
+  auto cut = slot_with_arms(h, two_arms(), 0);
+  cut.resize(sizeof(ShortEagerHeader) + sizeof(ArmBlock) + 4);
+  EXPECT_TRUE(rejected(cut));
+  // The payload after the arms still must fit the slot's eager limit.
+  const MsgExpect tight{.src = 2, .seq = 41, .slot_bytes = 24 + 64};
+  auto fits = slot_with_arms(h, two_arms(), 64);
+  EXPECT_FALSE(parse_message(fits, tight).ok());  // 8 + 24 + 64 > 88: larger than the slot
+  auto over = slot_with_arms(h, CarriedArms{}, 0);
+  EXPECT_TRUE(parse_message(over, tight).ok());
+}
+
 TEST(CreditWire, ArmWordRoundTripsAndIsBigEndian) {
   const CreditArm a{CreditState::kArmed, 0xabcdef, 0x01020304};
   const std::uint64_t raw = encode_arm(a);

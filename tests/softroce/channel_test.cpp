@@ -299,5 +299,96 @@ TEST(Channel, ASenderBeyondItsGrantIsRejected) {
       });
 }
 
+// Arm words queued by the receiving side of credits ride on its next message (no RDMA WRITE of
+// their own), are applied by the peer when it handles that message, never over a later
+// generation of the slot, and are written alone by the idle flush when no message takes them.
+TEST(Channel, QueuedArmWordsRideOnTheNextMessageOrTheIdleFlush) {
+  using proto::CreditArm;
+  using proto::CreditState;
+  constexpr std::uint32_t kSlot = 2, kOvertaken = 6;
+  auto entry = [](std::uint32_t gen) {
+    proto::CreditEntry e;
+    e.addr = 0x10000;  // the sender never writes through it here
+    e.rkey = 1;
+    e.capacity = 64;
+    e.context = 5;
+    e.tag = 7;
+    e.arm = proto::encode_arm({CreditState::kPending, gen, 0});
+    return e;
+  };
+  auto gen_at = [](const Side& s, std::uint32_t slot) -> std::optional<std::pair<CreditState, std::uint32_t>> {
+    Result<CreditArm> a = proto::parse_arm(s.ch->arm_word(slot));
+    if (!a.ok()) return std::nullopt;
+    return std::pair(a->state, a->generation);
+  };
+  pair(
+      [&](int fd) -> Status {  // rank 0: holds the credit table
+        AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, 0, 1));
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kTimeoutMs);
+        std::vector<std::vector<std::byte>> got;
+        auto deliver = [&](const Arrival& a) {
+          got.emplace_back(a.payload.begin(), a.payload.end());
+          (void)s.ch->release(a.slot);
+        };
+        auto wait_for = [&](const std::function<bool()>& done, const char* what) -> Status {
+          while (!done()) {
+            AUGUR_RETURN_IF_ERROR(progress(s, deliver));
+            if (std::chrono::steady_clock::now() > deadline) return Status(Code::kTimeout, what);
+          }
+          return Status::Ok();
+        };
+        AUGUR_RETURN_IF_ERROR(sync(fd));  // the entries are written
+        AUGUR_RETURN_IF_ERROR(wait_for([&] { return gen_at(s, kSlot) == std::pair(CreditState::kPending, 1u) &&
+                                                    gen_at(s, kOvertaken) == std::pair(CreditState::kPending, 4u); },
+                                       "the entries never landed"));
+        AUGUR_RETURN_IF_ERROR(sync(fd));  // the message with two arm words is sent
+        AUGUR_RETURN_IF_ERROR(wait_for([&] { return got.size() == 1; }, "no message"));
+        if (got[0].size() != 4 || got[0][3] != std::byte{4}) return Status(Code::kInternal, "payload changed by the arms");
+        const std::optional<Channel::Credit> c = s.ch->armed_credit(kSlot);
+        if (!c || c->arm.generation != 1 || c->arm.valid_from_seq != 0 || c->entry.tag != 7) {
+          return Status(Code::kInternal, "the carried arm word was not applied over its entry");
+        }
+        if (gen_at(s, kOvertaken) != std::pair(CreditState::kPending, 4u)) {
+          return Status(Code::kInternal, "an earlier generation was applied over a later one");
+        }
+        if (s.ch->counters().arms_applied != 1 || s.ch->counters().arms_stale != 1) {
+          return Status(Code::kInternal, "applied " + std::to_string(s.ch->counters().arms_applied) + ", stale " +
+                                             std::to_string(s.ch->counters().arms_stale) + "; expected 1 and 1");
+        }
+        AUGUR_RETURN_IF_ERROR(sync(fd));  // the third arm word is flushed alone
+        AUGUR_RETURN_IF_ERROR(wait_for([&] { return gen_at(s, kSlot) == std::pair(CreditState::kArmed, 9u); },
+                                       "the flushed arm word never landed"));
+        if (got.size() != 1) return Status(Code::kInternal, "a message from the flush");
+        return sync(fd);
+      },
+      [&](int fd) -> Status {  // rank 1: gives the credits
+        AUGUR_ASSIGN_OR_RETURN(Side s, setup(fd, 1, 0));
+        AUGUR_ASSIGN_OR_RETURN(bool w1, s.ch->write_credit(kSlot, entry(1)));
+        AUGUR_ASSIGN_OR_RETURN(bool w2, s.ch->write_credit(kOvertaken, entry(4)));
+        if (!w1 || !w2) return Status(Code::kInternal, "no room for two credit writes");
+        AUGUR_RETURN_IF_ERROR(sync(fd));
+        AUGUR_RETURN_IF_ERROR(sync(fd));  // rank 0 holds both entries
+        AUGUR_RETURN_IF_ERROR(s.ch->queue_arm(kSlot, {CreditState::kArmed, 1, 0}).status());
+        // Generation 3 after 4 is in place: as if the write of 4 had overtaken this message.
+        AUGUR_RETURN_IF_ERROR(s.ch->queue_arm(kOvertaken, {CreditState::kArmed, 3, 0}).status());
+        if (s.ch->queued_arms() != 2) return Status(Code::kInternal, "two arm words not queued");
+        const std::byte msg[4] = {std::byte{1}, std::byte{2}, std::byte{3}, std::byte{4}};
+        AUGUR_ASSIGN_OR_RETURN(bool sent, s.ch->try_send(5, 7, msg));
+        if (!sent) return Status(Code::kInternal, "no credit for one message");
+        if (s.ch->queued_arms() != 0 || s.ch->counters().arms_carried != 2 || s.ch->counters().arms_written != 0) {
+          return Status(Code::kInternal, "the arm words did not ride on the message");
+        }
+        AUGUR_RETURN_IF_ERROR(sync(fd));
+        AUGUR_RETURN_IF_ERROR(s.ch->queue_arm(kSlot, {CreditState::kArmed, 8, 0}).status());
+        AUGUR_RETURN_IF_ERROR(s.ch->queue_arm(kSlot, {CreditState::kArmed, 9, 0}).status());  // replaces 8
+        if (s.ch->queued_arms() != 1) return Status(Code::kInternal, "a later issue of a slot did not replace the earlier");
+        AUGUR_RETURN_IF_ERROR(s.ch->flush_credits());
+        if (s.ch->queued_arms() != 0 || s.ch->counters().arms_written != 1) {
+          return Status(Code::kInternal, "the idle flush did not write the queued arm word");
+        }
+        return sync(fd);  // rank 0 saw the write: the QP may go
+      });
+}
+
 }  // namespace
 }  // namespace augur::host

@@ -131,6 +131,8 @@ Status cyclic_main(std::uint16_t port, int rank, bool guard) {
   CHECK(a.bytes_copied == before.bytes_copied, "nothing copied: " + e.stats_line());
   CHECK(a.guard_faults == 0 && a.spec_violations == 0 && a.spec_copied == 0, "no touch: " + e.stats_line());
   CHECK(a.unexpected_msgs - before.unexpected_msgs == n, "unexpected_msgs: " + e.stats_line());
+  // Each round's arm word for the next buffer rides on the round's ack to the sender.
+  CHECK(a.arms_carried - before.arms_carried >= n - 1, "arm words carried: " + e.stats_line());
   AUGUR_RETURN_IF_ERROR(j.boot->fence());
   std::printf("%s\n", e.stats_line().c_str());
   return Status::Ok();

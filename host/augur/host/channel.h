@@ -45,6 +45,10 @@ struct ChannelCounters {
   std::uint64_t credit_writes = 0;   // RDMA WRITEs carrying our granted count to the peer
   std::uint64_t rejected = 0;        // malformed headers from the peer
   std::uint64_t short_headers = 0;   // messages sent with the 8-byte eager header
+  std::uint64_t arms_carried = 0;    // arm words that rode on our messages (no RDMA WRITE of their own)
+  std::uint64_t arms_written = 0;    // arm words queued to ride but written alone (idle, or no room)
+  std::uint64_t arms_applied = 0;    // arm words the peer's messages carried into our table
+  std::uint64_t arms_stale = 0;      // of those, skipped: the slot already held a later issue
 };
 
 // A message sitting in a bounce slot, valid until release(slot).
@@ -94,6 +98,11 @@ class Channel {
   // the peer's credit table, or only its arm word. False if the send queue has no room now.
   Result<bool> write_credit(std::uint32_t slot, const proto::CreditEntry& e);
   Result<bool> write_arm(std::uint32_t slot, const proto::CreditArm& a);
+  // The arm word alone, to ride on our next message to the peer (docs/early.md, "Arm words on
+  // messages"); written by RDMA at flush_credits() if no message has taken it by then. For arms
+  // the peer need not see at once (a speculation ahead of its receive). Always true.
+  Result<bool> queue_arm(std::uint32_t slot, const proto::CreditArm& a);
+  [[nodiscard]] std::uint32_t queued_arms() const noexcept { return queued_.count; }
   // Direct placement, sending side: the credit the peer put in our table at `slot`, if it is
   // armed and was read whole (fields between two equal reads of the arm word) and well formed.
   struct Credit {
@@ -153,7 +162,8 @@ class Channel {
   bool release_later(std::uint32_t slot);
   // Reposts every slot given to release_later(); true if there were any.
   Result<bool> repost_released();
-  // Writes any grant not yet sent (call when idle, so a quiet receiver never stalls a sender).
+  // Writes any grant not yet sent and any queued arm word (call when idle, so a quiet receiver
+  // never stalls a sender).
   Status flush_credits();
 
   [[nodiscard]] std::uint32_t qp_num() const noexcept;
@@ -192,6 +202,11 @@ class Channel {
   Result<bool> send_direct_filled(std::uint32_t slot, const proto::CreditEntry& e, std::uint32_t len, const Fill& fill,
                                   std::span<const std::byte> inline_body = {});
   Result<bool> post_credit_write(std::span<const std::byte> bytes, std::uint64_t remote_addr);
+  Result<bool> post_arm_write(std::uint32_t slot, std::uint64_t raw);
+  void unqueue_arm(std::uint32_t slot) noexcept;
+  Status write_queued_arms();
+  // Applies the arm words a message from the peer carried; kProtocol for a slot out of range.
+  Status apply_arms(const proto::CarriedArms& arms);
   std::byte* next_send_slot();
 
   ChannelConfig cfg_;
@@ -221,6 +236,7 @@ class Channel {
   std::uint32_t next_seq_in_ = 0;
   std::uint32_t outstanding_sends_ = 0;
   std::uint32_t outstanding_credit_writes_ = 0;
+  proto::CarriedArms queued_;  // queue_arm(): arm words waiting for our next message
   ChannelCounters counters_;
 };
 

@@ -44,6 +44,9 @@ class CreditWriter {
   // Entry and arm word, or the arm word alone. False: no room to send now (a bounce instead).
   virtual Result<bool> write_credit(std::uint32_t slot, const proto::CreditEntry& e) = 0;
   virtual Result<bool> write_arm(std::uint32_t slot, const proto::CreditArm& a) = 0;
+  // The arm word alone for a credit the peer need not see at once: it may ride on the next
+  // message to the peer (Channel::queue_arm). By default written at once.
+  virtual Result<bool> queue_arm(std::uint32_t slot, const proto::CreditArm& a) { return write_arm(slot, a); }
   // The sequence number of the next message from the peer: a new arm is valid from it.
   [[nodiscard]] virtual std::uint32_t next_seq_in() const = 0;
 };

@@ -139,6 +139,8 @@ struct EngineCounters {
   std::uint64_t guard_faults = 0;     // touches of a guarded buffer by the program (each lifted the guard)
   std::uint64_t spec_violations = 0;  // touches after data was written there: the run stops
   std::uint64_t spec_shared_pages = 0;  // not speculated (guarded): the buffer shares its pages with other memory
+  std::uint64_t arms_carried = 0;  // arm words that rode on messages to their peer (no write of their own)
+  std::uint64_t arms_written = 0;  // arm words queued to ride but written alone (the peer got no message in time)
   // One-sided (host/engine_rma.cpp): operations started on peers' exposed memory.
   std::uint64_t rma_puts = 0;
   std::uint64_t rma_gets = 0;

@@ -77,6 +77,30 @@ static_assert(offsetof(ShortEagerHeader, credits) == 2);
 static_assert(offsetof(ShortEagerHeader, context) == 4);
 static_assert(offsetof(ShortEagerHeader, tag) == 6);
 
+// Arm words riding on a message (docs/early.md, "Arm words on messages"). A receiver that arms
+// a credit whose entry the sender already holds need not write the 8-byte arm word by RDMA: it
+// may set kCarriesArms in the type byte of its next message to that peer (either header form)
+// and put an ArmBlock and `count` arm words (encode_arm's bytes) between the header and the body.
+// The sender applies each word to its credit table when it handles the message, unless the
+// slot's word there is of a later generation (an RDMA write that overtook it).
+inline constexpr std::uint8_t kCarriesArms = 0x40;
+inline constexpr std::uint32_t kMaxCarriedArms = 7;
+struct ArmBlock {
+  std::uint8_t count = 0;                        // 1 to kMaxCarriedArms
+  std::uint8_t slot[kMaxCarriedArms] = {};       // credit slot of each word; unused entries 0
+};
+static_assert(sizeof(ArmBlock) == 8);
+static_assert(offsetof(ArmBlock, slot) == 1);
+constexpr std::size_t arm_block_bytes(std::size_t count) noexcept {
+  return count == 0 ? 0 : sizeof(ArmBlock) + count * sizeof(std::uint64_t);
+}
+// Arm words as parse_message returns them (count 0: the message carried none).
+struct CarriedArms {
+  std::uint32_t count = 0;
+  std::uint8_t slot[kMaxCarriedArms] = {};
+  std::uint64_t word[kMaxCarriedArms] = {};
+};
+
 // The header bytes a message of this type, context and tag is sent with.
 constexpr std::size_t msg_header_bytes(MsgType type, std::uint32_t context, std::int32_t tag) noexcept {
   return type == MsgType::kEager && context <= 0xffff && tag >= 0 && tag <= 0xffff ? sizeof(ShortEagerHeader)
@@ -174,6 +198,9 @@ void encode(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) no
 // The form a sender uses: short where msg_header_bytes allows it, else full. Returns the bytes
 // written (msg_header_bytes(in.type, in.context, in.tag)).
 std::size_t encode_msg_header(const MsgHeader& in, std::span<std::byte, sizeof(MsgHeader)> out) noexcept;
+// Marks the header at `header` (either form) as carrying arms and writes the block and words at
+// `out` (arm_block_bytes(arms.count) bytes, 1 <= count <= kMaxCarriedArms).
+void encode_arms(std::byte* header, const CarriedArms& arms, std::byte* out) noexcept;
 // The arm word as it sits in memory (8 bytes, big-endian), so that it can be written and read
 // as one aligned word.
 std::uint64_t encode_arm(const CreditArm& a) noexcept;
@@ -195,6 +222,7 @@ Result<std::vector<RemoteRun>> parse_run_list(std::span<const std::byte> in, std
 struct Message {
   MsgHeader header;
   std::span<const std::byte> body;
+  CarriedArms arms;  // arm words between header and body (their slots are checked by the channel)
 };
 // `in` is the whole slot as received (byte_len of the completion): the header and what follows.
 Result<Message> parse_message(std::span<const std::byte> in, const MsgExpect& expect);
