@@ -153,8 +153,9 @@ Result<bool> Channel::send_filled(proto::MsgType type, std::uint32_t context, st
   h.credits = static_cast<std::uint16_t>(granted_ & 0xffff);  // piggyback: no credit write needed
   granted_written_ = granted_;
   std::byte* slot = next_send_slot();
-  auto hb = static_cast<std::uint32_t>(
+  const auto header_bytes = static_cast<std::uint32_t>(
       proto::encode_msg_header(h, std::span<std::byte, sizeof(proto::MsgHeader)>(slot, sizeof(proto::MsgHeader))));
+  std::uint32_t hb = header_bytes;
   // Queued arm words ride along when the slot has room for them.
   if (const std::size_t ab = proto::arm_block_bytes(queued_.count); ab > 0 && hb + ab + body_bytes <= slot_bytes_) {
     proto::encode_arms(slot, queued_, slot + hb);
@@ -175,9 +176,7 @@ Result<bool> Channel::send_filled(proto::MsgType type, std::uint32_t context, st
   ++next_seq_out_;
   ++counters_.sent;
   counters_.bytes_sent += body_bytes;
-  if ((std::to_integer<std::uint8_t>(slot[0]) & ~proto::kCarriesArms) == static_cast<std::uint8_t>(proto::MsgType::kEagerShort)) {
-    ++counters_.short_headers;
-  }
+  if (header_bytes < sizeof(proto::MsgHeader)) ++counters_.short_headers;
   return ok;
 }
 
@@ -283,6 +282,7 @@ Status Channel::apply_arms(const proto::CarriedArms& arms) {
     // places it, we apply this one only now): never go back to an earlier generation.
     Result<proto::CreditArm> now = proto::parse_arm(word.load(std::memory_order_acquire));
     Result<proto::CreditArm> carried = proto::parse_arm(arms.word[k]);  // parse_message checked it
+    // kFree is only the zeroed table's word: the receiver never writes it.
     if (now.ok() && now->state != proto::CreditState::kFree &&
         ((carried->generation - now->generation) & 0xffffff) >= 0x800000) {
       ++counters_.arms_stale;
