@@ -116,9 +116,12 @@ bool halo(const Options& o, int rank, int size, std::size_t n, double& t_typ, do
   return true;
 }
 
-// Rank 1's median time from the receive call after the delay to completion (us); `received`
-// adds up the bytes rank 1 received (the go messages are empty).
-bool early_arrival(const Options& o, int rank, std::size_t n, double& t_typ, double& t_min, std::uint64_t& received) {
+// Rank 1's median time from the receive call after the delay to completion (us), and of that the
+// median time inside the call itself (MPI_Irecv when late, 0 when pre-posted: it tells the work
+// done at the post from the wait for the data); `received` adds up the bytes rank 1 received
+// (the go messages are empty).
+bool early_arrival(const Options& o, int rank, std::size_t n, double& t_typ, double& t_min, double& t_call,
+                   std::uint64_t& received) {
   constexpr int kBuffers = 4;
   const int count = static_cast<int>(n);
   // Each buffer on whole pages of its own, as a program's arrays of a few KiB and up usually are
@@ -137,7 +140,7 @@ bool early_arrival(const Options& o, int rank, std::size_t n, double& t_typ, dou
     buf.push_back(owned.back().get());
   }
   std::vector<char> tx(n);
-  std::vector<double> us;
+  std::vector<double> us, call_us;
   Lcg gen;
   // The delay covers the go and the data at 10 MB/s or more: the message is in before the call.
   const double delay = o.delay_us + static_cast<double>(n) / 10.0;
@@ -158,6 +161,7 @@ bool early_arrival(const Options& o, int rank, std::size_t n, double& t_typ, dou
       spin_us(delay);
       const auto t0 = Clock::now();
       if (o.late && !ok(MPI_Irecv(buf[b], count, MPI_CHAR, 0, tag, MPI_COMM_WORLD, &r))) return false;
+      const double t_posted = o.late ? us_since(t0) : 0.0;
       if (!ok(MPI_Wait(&r, MPI_STATUS_IGNORE))) return false;
       const double t = us_since(t0);
       const char want = static_cast<char>(b + 1 + (i & 0x3f));
@@ -165,16 +169,21 @@ bool early_arrival(const Options& o, int rank, std::size_t n, double& t_typ, dou
         std::fprintf(stderr, "augur-perf-patterns: early-arrival data arrived wrong\n");
         return false;
       }
-      if (i >= 0) us.push_back(t);
+      if (i >= 0) {
+        us.push_back(t);
+        call_us.push_back(t_posted);
+      }
       received += n;
     }
   }
-  double mine[2] = {us.empty() ? 0 : median(us), us.empty() ? 0 : *std::min_element(us.begin(), us.end())};
-  if (rank == 1) MPI_Send(mine, 2, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD);
-  if (rank == 0) MPI_Recv(mine, 2, MPI_DOUBLE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+  double mine[3] = {us.empty() ? 0 : median(us), us.empty() ? 0 : *std::min_element(us.begin(), us.end()),
+                    call_us.empty() ? 0 : median(call_us)};
+  if (rank == 1) MPI_Send(mine, 3, MPI_DOUBLE, 0, 2, MPI_COMM_WORLD);
+  if (rank == 0) MPI_Recv(mine, 3, MPI_DOUBLE, 1, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
   MPI_Bcast(&received, 1, MPI_UINT64_T, 1, MPI_COMM_WORLD);
   t_typ = mine[0];
   t_min = mine[1];
+  t_call = mine[2];
   return true;
 }
 
@@ -383,8 +392,10 @@ int run(const Options& o, int rank, int size) {
       if (!halo(o, rank, size, n, a, b)) return 1;
       std::snprintf(row, sizeof row, "{\"bytes\": %zu, \"t_typical\": %.3f, \"t_min\": %.3f}", n, a, b);
     } else if (o.cmd == "early-arrival") {
-      if (!early_arrival(o, rank, n, a, b, received)) return 1;
-      std::snprintf(row, sizeof row, "{\"bytes\": %zu, \"post_to_completion_us\": %.3f, \"t_min\": %.3f}", n, a, b);
+      double c = 0;
+      if (!early_arrival(o, rank, n, a, b, c, received)) return 1;
+      std::snprintf(row, sizeof row, "{\"bytes\": %zu, \"post_to_completion_us\": %.3f, \"t_min\": %.3f, \"post_call_us\": %.3f}",
+                    n, a, b, c);
     } else if (o.cmd == "overlap") {
       double t[4];
       if (!overlap(o, size, n, t)) return 1;
