@@ -345,6 +345,7 @@ Status Engine::check_recv(int source, std::int32_t tag) const {
 
 Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag,
                           std::uint32_t context, bool synchronous) {
+  AUGUR_RETURN_IF_ERROR(observe_pending());  // its arm words may ride on this message
   if (!req->runs.empty()) {  // a layout (isendv): buf is null, len its total
     ++counters_.sge_sends;
     if (dest == rank_) {  // matched locally from a packed copy, as a contiguous send to oneself
@@ -439,6 +440,7 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
 
 Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag,
                           std::uint32_t context) {
+  AUGUR_RETURN_IF_ERROR(observe_pending());  // the last receive may predict this one: armed first
   if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].dead) {
     finish(*req, Path::kNone, Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone"));
     return Status::Ok();
@@ -452,14 +454,12 @@ Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int
   // A credit is only safe when no earlier receive could take the message it names.
   const bool creditable =
       !adopted && steer_->creditable(len, source, tag) && !match_.posted_conflicts(context, source, tag);
-  waiting_post_ = {};
   if (auto m = match_.post({context, source, tag}, recv)) {
     AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
   } else {
-    if (len > cfg_.eager_limit) waiting_post_ = {source, context, tag};  // its message may take a landing zone already out
     if (creditable && !steer_->skip_credit(source)) AUGUR_RETURN_IF_ERROR(give_credit(source, req, buf, len, context, tag));
   }
-  if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(observe_receive(buf, len, source, tag, context));
+  if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(note_receive(buf, len, source, tag, context));
   return Status::Ok();
 }
 
@@ -616,6 +616,9 @@ Status Engine::progress_once() {
   std::span<nic::Completion> wc(wc_);  // a member: no per-poll initialisation on the hot path
   AUGUR_ASSIGN_OR_RETURN(std::size_t n, cq_->poll(wc));
   idle_polls_ = n == 0 ? idle_polls_ + 1 : 0;
+  if (n == 0 && observe_later_) {  // nothing arrived: the wait has time to predict and arm
+    if (Status st = observe_pending(); !st.ok() && first_error.ok()) first_error = st;
+  }
   for (std::size_t i = 0; i < n; ++i) {
     const nic::Completion& c = wc[i];
     auto pit = peer_of_qp_.find(c.qp_num);

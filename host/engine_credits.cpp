@@ -47,6 +47,23 @@ Status Engine::observe_receive(const void* buf, std::size_t len, int source, std
   return Status::Ok();
 }
 
+Status Engine::note_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
+                            bool layout) {
+  AUGUR_RETURN_IF_ERROR(observe_pending());  // in call order: the predictor learns sequences
+  if (cfg_.steering != Steering::kSpeculative || driver_.assisted()) {
+    return observe_receive(buf, len, source, tag, context, layout);
+  }
+  observe_later_ = PendingObserve{buf, len, source, tag, context, layout};
+  return Status::Ok();
+}
+
+Status Engine::observe_pending() {
+  if (!observe_later_) [[likely]] return Status::Ok();
+  const PendingObserve o = *observe_later_;
+  observe_later_.reset();
+  return observe_receive(o.buf, o.len, o.source, o.tag, o.context, o.layout);
+}
+
 void Engine::drop_credit(Request& r) {
   if (r.credit_slot < 0) return;
   steer_->credit_outcome(r.credit_peer, false);

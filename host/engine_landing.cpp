@@ -27,9 +27,24 @@ Status Engine::stage_landing(const predictor::RecvCall& call) {
   if (!p.ready) return connect_peer(call.source);  // zones from the next prediction on
   const std::span<const CreditBook::Given> given = p.credits->given();
   // A zone out for the envelope takes its next message; the predicted receive needs one of its
-  // own only if that message goes to the receive just posted (still waiting).
-  const bool behind_waiting = waiting_post_.source == call.source && waiting_post_.context == call.comm &&
-                              waiting_post_.tag == call.tag;
+  // own only if that message goes to a receive already posted and waiting (a stencil posts all
+  // its halo receives before any message comes).
+  const bool behind_waiting = match_.posted_conflicts(call.comm, call.source, call.tag);
+  // The oldest zone of an envelope that a posted receive waits for takes that receive's message:
+  // it is in use, not a guess, so it neither counts against the cap nor is withdrawn (a stencil
+  // posts both halo receives before either message comes; withdrawing one sent it by RTS).
+  auto committed = [&](std::uint32_t k) {
+    const CreditBook::Given& g = given[k];
+    if (!match_.posted_conflicts(g.context, call.source, g.tag)) return false;
+    for (std::uint32_t j = 0; j < given.size(); ++j) {
+      const CreditBook::Given& o = given[j];
+      if (j != k && o.state == CreditBook::Given::State::kLanding && o.context == g.context && o.tag == g.tag &&
+          o.stamp < g.stamp) {
+        return false;
+      }
+    }
+    return true;
+  };
   std::uint32_t for_envelope = 0, held = 0;
   std::int64_t oldest = -1;
   for (std::uint32_t k = 0; k < given.size(); ++k) {
@@ -39,6 +54,7 @@ Status Engine::stage_landing(const predictor::RecvCall& call) {
         ++for_envelope >= (behind_waiting ? 2u : 1u)) {
       return Status::Ok();
     }
+    if (committed(k)) continue;
     ++held;
     if (oldest < 0 || g.stamp < given[static_cast<std::size_t>(oldest)].stamp) oldest = k;
   }

@@ -102,6 +102,7 @@ Result<RequestPtr> Engine::imrecvv(std::uint64_t message, const relations::Layou
 }
 
 Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t tag, std::uint32_t context) {
+  AUGUR_RETURN_IF_ERROR(observe_pending());
   if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].dead) {
     finish(*req, Path::kNone, Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone"));
     return Status::Ok();
@@ -125,7 +126,7 @@ Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t
   }
   if (auto m = match_.post({context, source, tag}, recv)) AUGUR_RETURN_IF_ERROR(match_and_start(recv, m->msg, m->envelope.tag));
   // Seen by the predictor (its cycles include this call) with no size, so nothing is staged for it.
-  if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(observe_receive(recv.buf, 0, source, tag, context, true));
+  if (steer_->predicting()) AUGUR_RETURN_IF_ERROR(note_receive(recv.buf, 0, source, tag, context, true));
   return Status::Ok();
 }
 

@@ -65,6 +65,8 @@ struct Receiver {
     for (auto& b : bufs) std::memset(b->p, 0xcc, b->n);
     std::memset(other.p, 0xcc, other.n);
   }
+  // Speculations armed before this round's receive call, when it returned, and after the ack.
+  std::uint64_t armed_before = 0, armed_at_post = 0, armed_after_ack = 0;
   // One round: the message is here; receive it, check it, ack. The path it took.
   Result<Path> round(std::size_t r, Twist twist = Twist::kNone) {
     AUGUR_RETURN_IF_ERROR(await_signal(e, 1));
@@ -74,11 +76,13 @@ struct Receiver {
     const auto half = static_cast<std::int64_t>(bytes / 2);
     const relations::ByteRun swapped[] = {{half, half}, {0, half}};  // the message's first half lands second
     RequestPtr q;
+    armed_before = e.counters().spec_armed;
     if (twist == Twist::kLayout) {
       AUGUR_ASSIGN_OR_RETURN(q, e.irecvv(relations::Layout{buf, swapped}, 1, kTag, kCtx));
     } else {
       AUGUR_ASSIGN_OR_RETURN(q, e.irecv(buf, bytes, wild ? kAnySource : 1, wild ? kAnyTag : kTag, kCtx));
     }
+    armed_at_post = e.counters().spec_armed;
     AUGUR_RETURN_IF_ERROR(e.wait(q, kWaitMs));
     const std::string what = "round " + std::to_string(r);
     CHECK(q->length == bytes && q->source == 1 && q->tag == kTag, what + ": envelope");
@@ -87,6 +91,7 @@ struct Receiver {
       CHECK(buf[(k + shift) % bytes] == pattern(r, k), what + ": byte " + std::to_string(k));
     }
     AUGUR_RETURN_IF_ERROR(signal(e, 1));
+    armed_after_ack = e.counters().spec_armed;
     return q->path;
   }
 };
@@ -121,7 +126,12 @@ Status cyclic_main(std::uint16_t port, int rank, bool guard) {
   for (std::size_t r = 0; r < kRounds; ++r) {
     if (r == kWarm) before = e.counters();
     AUGUR_ASSIGN_OR_RETURN(Path path, rx.round(r));
-    if (r >= kWarm) CHECK(path == Path::kDirect, "round " + std::to_string(r) + ": path " + std::to_string(int(path)) + " " + e.stats_line());
+    if (r < kWarm) continue;
+    CHECK(path == Path::kDirect, "round " + std::to_string(r) + ": path " + std::to_string(int(path)) + " " + e.stats_line());
+    // The next buffer is predicted and armed after the post, not inside it (the receive's own
+    // post-to-completion time), and before the ack that carries its arm word.
+    CHECK(rx.armed_at_post == rx.armed_before, "round " + std::to_string(r) + ": armed inside the post " + e.stats_line());
+    CHECK(rx.armed_after_ack == rx.armed_before + 1, "round " + std::to_string(r) + ": armed by the ack " + e.stats_line());
   }
   const EngineCounters a = e.counters();
   const std::uint64_t n = kRounds - kWarm;

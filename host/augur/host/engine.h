@@ -82,7 +82,7 @@ struct EngineConfig {
   // Early placement (docs/early.md): predicted receives above the eager limit, up to
   // landing_max bytes, get a landing zone whose credit lets an early message be written at once;
   // at the match whole pages of at least remap_min bytes move by remap (0: always copy).
-  enum class Early : std::uint8_t { kOff, kLanding } early = Early::kOff;
+  enum class Early : std::uint8_t { kOff, kLanding } early = Early::kLanding;  // AUGUR_EARLY
   std::uint32_t landing_max = 4u << 20;
   std::uint32_t remap_min = 0;  // measured: copying is cheaper here at every size (docs/early.md)
   // Speculative steering: protect a buffer while a credit into it is armed ahead of its receive
@@ -535,6 +535,14 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   // Shows a receive call to the steering policy and stages the credits it predicts.
   Status observe_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
                          bool layout = false);
+  // At a receive's post: observe it now, or (speculative steering, no assist thread) keep it for
+  // observe_pending, so that predicting and arming the next receive stay out of this one's
+  // post-to-completion time (docs/early.md, "Arming after the post").
+  Status note_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
+                      bool layout = false);
+  // Observes the receive note_receive kept, if any: at the next send or receive (before its
+  // message, which may carry the arm words) and at the first idle poll.
+  Status observe_pending();
 
   Bootstrap& boot_;
   int rank_;
@@ -578,12 +586,16 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   std::uint64_t next_spec_id_ = 0;
   PageGuard* guard_ = nullptr;      // speculative placement with AUGUR_GUARD
   std::unique_ptr<nic::ReleaseWatch> spec_release_;  // speculative: the program giving speculated memory back
-  // The large receive start_recv just posted, if it waits for its message (stage_landing).
-  struct WaitingPost {
-    int source = -1;
+  // A receive posted but not yet shown to the predictor (note_receive).
+  struct PendingObserve {
+    const void* buf = nullptr;
+    std::size_t len = 0;
+    int source = 0;
+    std::int32_t tag = 0;
     std::uint32_t context = 0;
-    std::int32_t tag = -1;
-  } waiting_post_;
+    bool layout = false;
+  };
+  std::optional<PendingObserve> observe_later_;
   // One-sided: operations in flight by cookie (null: free), free cookies, and the registered
   // words atomics return their old values into.
   std::vector<std::unique_ptr<RmaInFlight>> rma_ops_;
