@@ -236,8 +236,8 @@ Status halo_main(std::uint16_t port, int rank) {
       CHECK(right[k] == pattern(it * 2 + static_cast<std::size_t>(peer) + 50, k), what + ": tag 2 byte " + std::to_string(k));
     }
     for (const RequestPtr& q : {r1, r2}) {
-      landed += q->path == Path::kLanding ? 1 : 0;
-      by_rts += q->path == Path::kRendezvous ? 1 : 0;
+      landed += q->path == Path::kLanding ? 1u : 0u;
+      by_rts += q->path == Path::kRendezvous ? 1u : 0u;
     }
     if (it >= kWarmIters) {
       CHECK(e.counters().landing_revoked == before.landing_revoked, what + ": a zone was withdrawn " + e.stats_line());
