@@ -345,7 +345,7 @@ Status Engine::check_recv(int source, std::int32_t tag) const {
 
 Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag,
                           std::uint32_t context, bool synchronous) {
-  AUGUR_RETURN_IF_ERROR(observe_pending());  // its arm words may ride on this message
+  if (observe_later_) [[unlikely]] AUGUR_RETURN_IF_ERROR(observe_pending());  // its arm words may ride on this message
   if (!req->runs.empty()) {  // a layout (isendv): buf is null, len its total
     ++counters_.sge_sends;
     if (dest == rank_) {  // matched locally from a packed copy, as a contiguous send to oneself
@@ -440,7 +440,7 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
 
 Status Engine::start_recv(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag,
                           std::uint32_t context) {
-  AUGUR_RETURN_IF_ERROR(observe_pending());  // the last receive may predict this one: armed first
+  if (observe_later_) [[unlikely]] AUGUR_RETURN_IF_ERROR(observe_pending());  // the last receive may predict this one
   if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].dead) {
     finish(*req, Path::kNone, Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone"));
     return Status::Ok();

@@ -49,7 +49,7 @@ Status Engine::observe_receive(const void* buf, std::size_t len, int source, std
 
 Status Engine::note_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
                             bool layout) {
-  AUGUR_RETURN_IF_ERROR(observe_pending());  // in call order: the predictor learns sequences
+  // Its callers observed the one kept before first: the predictor sees the calls in order.
   if (cfg_.steering != Steering::kSpeculative || driver_.assisted()) {
     return observe_receive(buf, len, source, tag, context, layout);
   }
@@ -58,7 +58,7 @@ Status Engine::note_receive(const void* buf, std::size_t len, int source, std::i
 }
 
 Status Engine::observe_pending() {
-  if (!observe_later_) [[likely]] return Status::Ok();
+  if (!observe_later_) return Status::Ok();
   const PendingObserve o = *observe_later_;
   observe_later_.reset();
   return observe_receive(o.buf, o.len, o.source, o.tag, o.context, o.layout);

@@ -102,7 +102,7 @@ Result<RequestPtr> Engine::imrecvv(std::uint64_t message, const relations::Layou
 }
 
 Status Engine::start_recv_layout(const RequestPtr& req, int source, std::int32_t tag, std::uint32_t context) {
-  AUGUR_RETURN_IF_ERROR(observe_pending());
+  if (observe_later_) [[unlikely]] AUGUR_RETURN_IF_ERROR(observe_pending());
   if (source >= 0 && source != rank_ && peers_[static_cast<std::size_t>(source)].dead) {
     finish(*req, Path::kNone, Status(Code::kPeerFailure, "rank " + std::to_string(source) + " is gone"));
     return Status::Ok();

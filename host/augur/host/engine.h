@@ -541,7 +541,8 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   Status note_receive(const void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
                       bool layout = false);
   // Observes the receive note_receive kept, if any: at the next send or receive (before its
-  // message, which may carry the arm words) and at the first idle poll.
+  // message, which may carry the arm words) and at the first idle poll. Callers test
+  // observe_later_ first (the send and receive paths: one branch when nothing is kept).
   Status observe_pending();
 
   Bootstrap& boot_;
