@@ -345,6 +345,10 @@ Status Engine::check_recv(int source, std::int32_t tag) const {
 
 Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag,
                           std::uint32_t context, bool synchronous) {
+  // A guarded buffer the program touched since the last call has its credit revoked before this
+  // message leaves: the revoke goes ahead of it on the connection, so a peer that sends only
+  // once it hears from us cannot write into memory the program has touched.
+  if (!specs_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(check_speculations());
   if (observe_later_) [[unlikely]] AUGUR_RETURN_IF_ERROR(observe_pending());  // its arm words may ride on this message
   if (!req->runs.empty()) {  // a layout (isendv): buf is null, len its total
     ++counters_.sge_sends;

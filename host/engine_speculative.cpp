@@ -201,19 +201,24 @@ Status Engine::revoke_speculation(Speculation& s) {
   return Status::Ok();
 }
 
-Status Engine::violation(const Speculation& s, const char* what) {
+Status Engine::violation(const Speculation& s, const std::string& what, bool by_program) {
   ++counters_.spec_violations;
   const std::uintptr_t pc = s.touch_pc != 0 ? s.touch_pc : s.ticket ? guard_->touch_site(*s.ticket) : 0;
   char addr[32];
   std::snprintf(addr, sizeof addr, "%p", static_cast<const void*>(s.buf));
-  // A release is reported as such; anything else was a touch, and where it was is known.
+  // A release is reported as such; a touch says where it was; a receive that did not fit what
+  // was written says so.
   const bool released = s.released && !s.touched && pc == 0;
-  std::string msg = std::string("speculative placement (AUGUR_STEERING=speculative): the program ") +
-                    (released ? "gave back" : "touched") + " buffer " + std::string(addr) + " (" +
-                    std::to_string(s.cap) + " bytes, the predicted receive from rank " + std::to_string(s.peer) +
-                    ", tag " + std::to_string(s.tag) + ")" + (released ? "" : " at " + site_name(pc)) + " " + what +
-                    "; its contents may be wrong. Run with AUGUR_STEERING=predicted, the MPI-correct default, "
-                    "or do not touch, free or unmap a receive buffer between its receives";
+  const std::string buffer = "buffer " + std::string(addr) + " (" + std::to_string(s.cap) +
+                             " bytes, the predicted receive from rank " + std::to_string(s.peer) + ", tag " +
+                             std::to_string(s.tag) + ")";
+  const std::string who = !by_program ? buffer
+                          : released  ? "the program gave back " + buffer
+                                      : "the program touched " + buffer + " at " + site_name(pc);
+  std::string msg = "speculative placement (AUGUR_STEERING=speculative): " + who + " " + what +
+                    "; its contents may be wrong. Run with AUGUR_STEERING=predicted, the MPI-correct default, " +
+                    (by_program ? "or do not touch, free or unmap a receive buffer between its receives"
+                                : "or post each receive into a buffer with the count and place of its earlier ones");
   std::fprintf(stderr, "augur: rank %d: %s\n", rank_, msg.c_str());
   return Status(Code::kDataLoss, std::move(msg));
 }
@@ -260,6 +265,14 @@ Status Engine::place_speculative(const PostedRecv& recv, Incoming& msg, std::siz
   AUGUR_ASSIGN_OR_RETURN(bool touched, unguard(s));
   if (touched) return violation(s, "after a message had been written into it, before posting its receive");
   if (recv.req->runs.empty() && recv.buf == s.buf) {  // the predicted buffer: nothing to move
+    // Truncated: the message's bytes past the receive are in memory the receive does not own,
+    // and what the program kept there is gone.
+    if (n < s.length) {
+      return violation(s,
+                       "took a message of " + std::to_string(s.length) + " bytes ahead of its receive, and the receive " +
+                           "posted for it holds " + std::to_string(n) + ": the bytes past the receive were overwritten",
+                       false);
+    }
     ++counters_.spec_placed;
     ++counters_.direct_msgs;
     path = Path::kDirect;
@@ -344,9 +357,17 @@ Status Engine::speculation_at_post(const RequestPtr& req, void* buf, std::size_t
       case Speculation::State::kClobbered:
         if (shares) {
           // A receive into B overwrites it: what B held no longer matters (MPI: a receive
-          // buffer's contents are undefined until the receive completes).
+          // buffer's contents are undefined until the receive completes), if the receive covers
+          // all the message wrote there.
           AUGUR_ASSIGN_OR_RETURN(bool touched, unguard(s));
           if (touched) return violation(s, "after a message for another receive had been written into it");
+          const auto b = reinterpret_cast<std::uintptr_t>(s.buf);
+          if (!req->runs.empty() || lo > b || lo + len < b + s.length) {
+            return violation(s,
+                             "took a message that another receive was given, and the receive now posted over it does "
+                             "not cover all that message wrote: the bytes outside it were overwritten",
+                             false);
+          }
           end_speculation(s);
         }
         break;

@@ -314,6 +314,35 @@ TEST(Speculative, ABufferGivenBackBeforeItsMessageRevokesTheCredit) {
   run_ranks(2, [](std::uint16_t port, int rank) { return withdrawn_main(port, rank, true); });
 }
 
+// A touch, then at once a message to the sender (no progress between), which sends only when it
+// has that message: the revoke leaves ahead of the message, so nothing is written into the
+// touched buffer and the program goes on. (Checked through MPI first: mpi_test_early's touch
+// round stopped with a report, the peer's message crossing a revoke still unsent.)
+Status touch_then_send_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank));
+  Engine& e = *j.e;
+  Receiver rx(e, kBytes);
+  AUGUR_RETURN_IF_ERROR(before_the_touch(e, rank, &rx));
+  if (rank == 1) {
+    AUGUR_RETURN_IF_ERROR(await_signal(e, 0));
+    AUGUR_RETURN_IF_ERROR(send_rounds(e, kTouched, kTouched + 4, kBytes));
+    return j.boot->fence();
+  }
+  const EngineCounters b = e.counters();
+  std::byte* next = rx.bufs[kTouched % kBufs]->p;
+  next[100] = std::byte{0x5a};  // the program's own write: legal, its receive is not posted
+  AUGUR_RETURN_IF_ERROR(signal(e, 1));
+  CHECK(e.counters().spec_revoked == b.spec_revoked + 1, "not revoked by the send: " + e.stats_line());
+  AUGUR_ASSIGN_OR_RETURN(Path path, rx.round(kTouched));
+  CHECK(path == Path::kBounce, "after the touch: path " + std::to_string(int(path)) + " " + e.stats_line());
+  for (std::size_t r = kTouched + 1; r < kTouched + 4; ++r) AUGUR_RETURN_IF_ERROR(rx.round(r).status());
+  CHECK(e.counters().spec_violations == 0, "violation: " + e.stats_line());
+  AUGUR_RETURN_IF_ERROR(j.boot->fence());
+  return Status::Ok();
+}
+
+TEST(Speculative, ATouchIsRevokedAheadOfTheNextSendToThePeer) { run_ranks(2, touch_then_send_main); }
+
 // The "after" cases: rank 1 sends one message into rank 0's next predicted buffer; rank 0 waits
 // until it is there (the go) and returns that buffer.
 Result<std::byte*> message_held(Job& j, int rank, Receiver& rx) {
@@ -360,6 +389,28 @@ Status touch_after_main(std::uint16_t port, int rank) {
 }
 
 TEST(Speculative, ATouchAfterTheMessageCameIsReportedNamingTheBuffer) { run_ranks(2, touch_after_main); }
+
+// The predicted receive posted 1000 bytes short of the message already written into its buffer:
+// the message's last bytes stand in memory the receive does not own. The run stops, saying so.
+Status truncated_main(std::uint16_t port, int rank) {
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank));
+  Receiver rx(*j.e, kBytes);
+  AUGUR_ASSIGN_OR_RETURN(std::byte* next, message_held(j, rank, rx));
+  if (next != nullptr) {
+    Engine& e = *j.e;
+    const std::uint64_t placed = e.counters().spec_placed;
+    // The message is there: the post itself may match it and report.
+    Result<RequestPtr> r = e.irecv(next, kBytes - 1000, 1, kTag, kCtx);
+    Status st = r.ok() ? e.wait(r.value(), kWaitMs) : r.status();
+    CHECK(st.code() == Code::kDataLoss && st.to_string().find("took a message of 4096 bytes ahead of its receive, and the "
+                                                              "receive posted for it holds 3096") != std::string::npos,
+          "no report: " + st.to_string());
+    CHECK(e.counters().spec_violations == 1 && e.counters().spec_placed == placed, "counters: " + e.stats_line());
+  }
+  return j.boot->fence();
+}
+
+TEST(Speculative, ATruncatedReceiveOfAMessageWrittenAheadStopsTheRun) { run_ranks(2, truncated_main); }
 
 }  // namespace
 }  // namespace augur::host

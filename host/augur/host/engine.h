@@ -506,7 +506,8 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   Speculation* find_speculation(int peer, std::uint32_t slot);
   void end_speculation(const Speculation& s);
   Status revoke_speculation(Speculation& s);
-  Status violation(const Speculation& s, const char* what);
+  // Stops the run (kDataLoss), reporting the buffer; by_program: a touch or release by the program.
+  Status violation(const Speculation& s, const std::string& what, bool by_program = true);
   Status on_speculative(int peer, std::uint32_t slot, const CreditBook::Direct& d, std::uint32_t length);
   Status place_speculative(const PostedRecv& recv, Incoming& msg, std::size_t n, Path& path);
   Result<bool> unguard(Speculation& s);   // lifts its guard: whether it was touched (and where, in touch_pc)
