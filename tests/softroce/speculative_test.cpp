@@ -226,6 +226,33 @@ Status mispredicted_main(std::uint16_t port, int rank) {
 
 TEST(Speculative, AMispredictedBufferIsCopiedFromAndKeptGuarded) { run_ranks(2, mispredicted_main); }
 
+// The same misprediction, then the buffer's own next receive posted for half of what the
+// misplaced message wrote there: the other half was the program's (MPI leaves bytes past a
+// receive alone) and is gone. The run stops, saying so.
+Status clobbered_short_main(std::uint16_t port, int rank) {
+  constexpr std::size_t kBig = 8192;
+  constexpr std::size_t kOther = 10, kShort = kOther + kBufs;  // round kShort is kOther's buffer again
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank));
+  Engine& e = *j.e;
+  if (rank == 1) {
+    AUGUR_RETURN_IF_ERROR(send_rounds(e, 0, kShort, kBig));
+    AUGUR_RETURN_IF_ERROR(send_round(e, kShort, kBig / 2));
+    return j.boot->fence();
+  }
+  Receiver rx(e, kBig);
+  for (std::size_t r = 0; r < kShort; ++r) AUGUR_RETURN_IF_ERROR(rx.round(r, r == kOther ? Twist::kOtherBuffer : Twist::kNone).status());
+  CHECK(e.counters().spec_copied == 1, "not mispredicted: " + e.stats_line());
+  AUGUR_RETURN_IF_ERROR(await_signal(e, 1));
+  Result<RequestPtr> q = e.irecv(rx.bufs[kShort % kBufs]->p, kBig / 2, 1, kTag, kCtx);
+  Status st = q.ok() ? e.wait(q.value(), kWaitMs) : q.status();
+  CHECK(st.code() == Code::kDataLoss && st.to_string().find("does not cover all that message wrote") != std::string::npos,
+        "no report: " + st.to_string());
+  AUGUR_RETURN_IF_ERROR(signal(e, 1));
+  return j.boot->fence();
+}
+
+TEST(Speculative, AReceiveThatDoesNotCoverAMisplacedMessageStopsTheRun) { run_ranks(2, clobbered_short_main); }
+
 // A layout receive over the predicted buffer whose message was written there already (the soak's
 // vector receive into a buffer last received into whole): the message is copied out before it is
 // scattered over its own pages, and arrives intact; the run goes on.
