@@ -36,7 +36,10 @@ run_case() {
 
 # check NAME MODE: rank 1's counters against its early-expect line (MODE landing or speculative).
 check() {
-  awk -v name="$1" -v mode="$2" '
+  local want_hosts=1
+  case "${AUGUR_HOSTS:-}" in *,*) want_hosts=2 ;; esac
+  awk -v name="$1" -v mode="$2" -v want_hosts=$want_hosts '
+    /^augur-stats / { for (i = 2; i <= NF; ++i) if ($i ~ /^host=/) hosts[substr($i, 6)] = 1 }
     function kvs(arr, need,   i, kv, k, n, keys) {
       delete arr; for (i = 2; i <= NF; ++i) { split($i, kv, "="); arr[kv[1]] = kv[2] }
       n = split(need, keys, " ")
@@ -49,6 +52,8 @@ check() {
     }
     END {
       if (!have_e || !have_s) { printf "FAILED: %s: no early-expect or augur-stats line from rank 1\n", name; exit 1 }
+      nh = 0; for (h in hosts) ++nh
+      if (nh < want_hosts) { printf "FAILED: %s: the ranks ran on %d host(s), expected %d\n", name, nh, want_hosts; bad = 1 }
       want = e["predictable"]; unpredictable = e["late_recvs"] - e["predictable"]
       if (e["predictable"] < 30) { printf "FAILED: %s: only %d predictable receives\n", name, e["predictable"]; bad = 1 }
       if (mode == "landing") {
