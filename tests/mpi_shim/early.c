@@ -1,4 +1,5 @@
-/* Early arrivals through the MPI interface, two ranks: rank 0 sends, rank 1 receives. Every
+/* Early arrivals through the MPI interface, two ranks: rank 0 sends, rank 1 receives (a third
+ * rank, if there is one, sends two messages the predictor cannot expect). Every
  * message is in before its receive is posted: rank 1 says go, rank 0 sends, rank 1 waits with
  * MPI_Iprobe until the message is there and only then posts MPI_Recv. The receives cycle over
  * three buffers and tags (what the predictor learns), with one event of each kind a predictor
@@ -57,7 +58,8 @@ static char* pages(size_t n) {
 
 static size_t g_bytes;
 static char* g_tx;
-static long g_round;     /* messages sent so far, both ranks count alike */
+static long g_round;     /* messages sent so far, every rank counts alike */
+static int g_sender;     /* of the current message: rank 0, or rank 2 in its own rounds */
 static long g_late;      /* receives rank 1 posted after its message was in */
 static long g_predictable;  /* of those, the ones after warm-up in the learned cycle */
 
@@ -72,8 +74,8 @@ static void must(int rc, const char* what) {
   MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
-/* Rank 0's side of one message: wait for the go (a hold first means: wait for the go after it),
- * then send `n` bytes with `tag`. */
+/* The sender's side of one message: wait for the go (a hold first means: wait for the go after
+ * it), then send `n` bytes with `tag`. */
 static void send_one(size_t n, int tag) {
   MPI_Status st;
   do {
@@ -90,14 +92,14 @@ static void send_one(size_t n, int tag) {
 static void recv_one(char* buf, size_t cap, size_t span, int src, int tag, int want_tag, size_t sent,
                      int want_class, int predictable, void (*before_go)(char*), void (*after_in)(char*)) {
   if (before_go) {
-    must(MPI_Send(NULL, 0, MPI_CHAR, 0, kHold, MPI_COMM_WORLD), "MPI_Send of the hold");  /* stages the predicted */
+    must(MPI_Send(NULL, 0, MPI_CHAR, g_sender, kHold, MPI_COMM_WORLD), "MPI_Send of the hold");  /* stages the predicted */
     before_go(buf);
   }
-  must(MPI_Send(NULL, 0, MPI_CHAR, 0, kGo, MPI_COMM_WORLD), "MPI_Send of the go");
+  must(MPI_Send(NULL, 0, MPI_CHAR, g_sender, kGo, MPI_COMM_WORLD), "MPI_Send of the go");
   int in = 0;
   MPI_Status st;
-  while (!in) must(MPI_Iprobe(0, want_tag, MPI_COMM_WORLD, &in, &st), "MPI_Iprobe");
-  CHECK(st.MPI_SOURCE == 0 && st.MPI_TAG == want_tag, "round %ld: probe envelope %d/%d", g_round, st.MPI_SOURCE, st.MPI_TAG);
+  while (!in) must(MPI_Iprobe(g_sender, want_tag, MPI_COMM_WORLD, &in, &st), "MPI_Iprobe");
+  CHECK(st.MPI_SOURCE == g_sender && st.MPI_TAG == want_tag, "round %ld: probe envelope %d/%d", g_round, st.MPI_SOURCE, st.MPI_TAG);
   if (after_in) after_in(buf);
   const int rc = MPI_Recv(buf, (int)cap, MPI_CHAR, src, tag, MPI_COMM_WORLD, &st);
   int cls = MPI_SUCCESS;
@@ -107,7 +109,7 @@ static void recv_one(char* buf, size_t cap, size_t span, int src, int tag, int w
   if (cls == MPI_SUCCESS) {
     int count = -1;
     MPI_Get_count(&st, MPI_CHAR, &count);
-    CHECK(count == (int)sent && st.MPI_SOURCE == 0 && st.MPI_TAG == want_tag, "round %ld: count %d tag %d", g_round, count,
+    CHECK(count == (int)sent && st.MPI_SOURCE == g_sender && st.MPI_TAG == want_tag, "round %ld: count %d tag %d", g_round, count,
           st.MPI_TAG);
   }
   size_t bad = 0;
@@ -128,6 +130,10 @@ static void touch_after(char* buf) { g_seen ^= ((volatile char*)buf)[0]; }
 
 /* One cycle: the three buffers in turn, tags 10, 11, 12. */
 static void cycle(char** bufs, size_t span, int cyc, int touch_after_mode) {
+  if (g_rank == 2) {  /* not in it: only counts */
+    g_round += kBufs;
+    return;
+  }
   for (int b = 0; b < kBufs; ++b) {
     const int tag = 10 + b;
     if (g_rank == 0) {
@@ -144,8 +150,8 @@ static void cycle(char** bufs, size_t span, int cyc, int touch_after_mode) {
 int main(int argc, char** argv) {
   start(&argc, &argv);
   g_page = sysconf(_SC_PAGESIZE);
-  if (g_size != 2 || argc < 2) {
-    if (g_rank == 0) fprintf(stderr, "usage: mpi_test_early BYTES [--touch-after] [--truncate] (2 ranks)\n");
+  if (g_size < 2 || g_size > 3 || argc < 2) {
+    if (g_rank == 0) fprintf(stderr, "usage: mpi_test_early BYTES [--touch-after] [--truncate] (2 or 3 ranks)\n");
     MPI_Finalize();
     return 2;
   }
@@ -172,9 +178,14 @@ int main(int argc, char** argv) {
   g_tx = malloc(big);
   int cyc = 0;
   for (; cyc < kTouchCycle + 1; ++cyc) cycle(bufs, span, cyc, touch_after_mode);
-  /* The mispredictions, one at a time, each followed by a cycle. */
-  for (int ev = 0; ev < 5; ++ev) {
-    if (g_rank == 0) {
+  /* The mispredictions, one at a time, each followed by a cycle; with 3 ranks, two messages from
+   * rank 2 where the predictor expects rank 0's: received by name and by wildcard. */
+  const int nev = g_size == 3 ? 7 : 5;
+  for (int ev = 0; ev < nev; ++ev) {
+    g_sender = ev >= 5 ? 2 : 0;
+    if (g_rank != 1 && g_rank != g_sender) {
+      ++g_round;
+    } else if (g_rank == g_sender) {
       const size_t n = ev == 1 ? g_bytes / 2 : ev == 2 ? big : g_bytes;
       send_one(n, ev == 3 ? 20 : 10);
     } else if (ev == 0) {  /* an unpredicted buffer */
@@ -185,21 +196,28 @@ int main(int argc, char** argv) {
       recv_one(bufs[0], big, span, 0, 10, 10, big, MPI_SUCCESS, 0, NULL, NULL);
     } else if (ev == 3) {  /* a tag never seen */
       recv_one(bufs[0], g_bytes, span, 0, 20, 20, g_bytes, MPI_SUCCESS, 0, NULL, NULL);
-    } else {  /* a wildcard receive */
+    } else if (ev == 4) {  /* a wildcard receive */
       recv_one(bufs[0], g_bytes, span, MPI_ANY_SOURCE, MPI_ANY_TAG, 10, g_bytes, MPI_SUCCESS, 0, NULL, NULL);
+    } else if (ev == 5) {  /* another source, by name */
+      recv_one(bufs[0], g_bytes, span, 2, 10, 10, g_bytes, MPI_SUCCESS, 0, NULL, NULL);
+    } else {  /* another source, by wildcard */
+      recv_one(bufs[0], g_bytes, span, MPI_ANY_SOURCE, 10, 10, g_bytes, MPI_SUCCESS, 0, NULL, NULL);
     }
+    g_sender = 0;
     if (g_rank == 1) {  /* the rest of that cycle, then one whole cycle */
       for (int b = 1; b < kBufs; ++b) recv_one(bufs[b], g_bytes, span, 0, 10 + b, 10 + b, g_bytes, MPI_SUCCESS, 0, NULL, NULL);
-    } else {
+    } else if (g_rank == 0) {
       for (int b = 1; b < kBufs; ++b) send_one(g_bytes, 10 + b);
+    } else {
+      g_round += kBufs - 1;
     }
     cycle(bufs, span, cyc++, touch_after_mode);
   }
-  for (; cyc < kCycles + 5 + 1; ++cyc) cycle(bufs, span, cyc, touch_after_mode);
+  for (; cyc < kCycles + nev + 1; ++cyc) cycle(bufs, span, cyc, touch_after_mode);
   if (truncate) {  /* last: a speculative run stops here (what was written past the receive is lost) */
     if (g_rank == 0) {
       send_one(g_bytes, 10);
-    } else {
+    } else if (g_rank == 1) {
       recv_one(bufs[0], g_bytes - 1000, span, 0, 10, 10, g_bytes, MPI_ERR_TRUNCATE, 0, NULL, NULL);
     }
   }
@@ -209,5 +227,10 @@ int main(int argc, char** argv) {
            (int)g_own_faults);
     fflush(stdout);
   }
-  return finish("early");
+  const int rc = finish("early");
+  for (int b = 0; b < kBufs; ++b) free(bufs[b]);  /* after MPI_Finalize: no speculation is out then */
+  free(other);
+  free(g_tx);
+  munmap(g_own_page, (size_t)g_page);
+  return rc;
 }

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Early arrivals through augurrun (mpi_test_early, 2 ranks; every receive posted after its message
-# came). The program checks every byte; here rank 1's augur-stats line must show the path:
+# Early arrivals through augurrun (mpi_test_early, 2 or 3 ranks; every receive posted after its
+# message came). The program checks every byte; here rank 1's augur-stats line must show the path:
 #   default mode (landing zones), 64 KiB: as many late receives found their message in a zone
 #     before the post (landing_early) as the program made in its learned cycle (`predictable`:
 #     after warm-up, not the touch round, not a misprediction), and no more went by rendezvous
@@ -20,14 +20,15 @@ prog=$2
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-# run_case NAME WANT_RC ENV... -- ARGS...: runs the job, prints its output, checks the exit code.
+# run_case NAME WANT_RC RANKS ENV... -- ARGS...: runs the job, prints its output, checks the exit
+# code. With 3 ranks, rank 2 sends two messages from a source the predictor does not expect.
 run_case() {
-  local name=$1 want=$2
-  shift 2
+  local name=$1 want=$2 np=$3
+  shift 3
   local envs=()
   while [ "$1" != -- ]; do envs+=("$1"); shift; done
   shift
-  env AUGUR_STATS=1 "${envs[@]}" timeout 600 "$run" -n 2 "$prog" "$@" >"$out" 2>&1
+  env AUGUR_STATS=1 "${envs[@]}" timeout 600 "$run" -n "$np" "$prog" "$@" >"$out" 2>&1
   local rc=$?
   sed "s/^/[$name] /" "$out"
   if [ "$want" = 0 ] && [ $rc -ne 0 ]; then echo "FAILED: $name exited with $rc"; exit 1; fi
@@ -78,16 +79,16 @@ check() {
     }' "$out" || exit 1
 }
 
-run_case landing 0 -- 65536 --truncate
+run_case landing 0 3 -- 65536 --truncate
 check landing landing
-run_case landing-touch-after 0 -- 65536 --touch-after
+run_case landing-touch-after 0 2 -- 65536 --touch-after
 check landing-touch-after landing
-run_case speculative 0 AUGUR_STEERING=speculative -- 4096
+run_case speculative 0 3 AUGUR_STEERING=speculative -- 4096
 check speculative speculative
-run_case speculative-touch-after 1 AUGUR_STEERING=speculative -- 4096 --touch-after
+run_case speculative-touch-after 1 2 AUGUR_STEERING=speculative -- 4096 --touch-after
 grep -q "touched buffer 0x" "$out" && grep -q "AUGUR_STEERING=predicted" "$out" ||
   { echo "FAILED: speculative-touch-after: no report naming the buffer"; exit 1; }
-run_case speculative-truncate 1 AUGUR_STEERING=speculative -- 4096 --truncate
+run_case speculative-truncate 1 2 AUGUR_STEERING=speculative -- 4096 --truncate
 grep -q "took a message of 4096 bytes ahead of its receive, and the receive posted for it holds 3096" "$out" ||
   { echo "FAILED: speculative-truncate: no report of the bytes written past the receive"; exit 1; }
 echo "early_stats: zones and speculation placed the early messages; the touch after and the truncation were reported"
