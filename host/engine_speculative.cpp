@@ -17,9 +17,12 @@
 #include <dlfcn.h>
 
 #include <cinttypes>
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine_internal.h"
 
@@ -29,6 +32,24 @@ namespace {
 
 bool overlaps(std::uintptr_t a_lo, std::uintptr_t a_hi, std::uintptr_t b_lo, std::uintptr_t b_hi) {
   return a_lo < b_hi && b_lo < a_hi;
+}
+
+// Whether a receive writes every byte of [lo, hi): its one range, or its layout's runs together.
+bool receive_covers(const Request& r, std::uintptr_t buf, std::size_t len, std::uintptr_t lo, std::uintptr_t hi) {
+  if (r.runs.empty()) return buf <= lo && buf + len >= hi;
+  std::vector<std::pair<std::uintptr_t, std::uintptr_t>> parts;
+  parts.reserve(r.runs.size());
+  for (const relations::ByteRun& run : r.runs) {
+    const auto a = reinterpret_cast<std::uintptr_t>(r.layout().at(run));
+    parts.emplace_back(a, a + static_cast<std::uintptr_t>(run.length));
+  }
+  std::sort(parts.begin(), parts.end());
+  std::uintptr_t reached = lo;
+  for (const auto& [a, z] : parts) {
+    if (a > reached) break;  // a gap before hi
+    reached = std::max(reached, z);
+  }
+  return reached >= hi;
 }
 
 std::string site_name(std::uintptr_t pc) {
@@ -362,7 +383,7 @@ Status Engine::speculation_at_post(const RequestPtr& req, void* buf, std::size_t
           AUGUR_ASSIGN_OR_RETURN(bool touched, unguard(s));
           if (touched) return violation(s, "after a message for another receive had been written into it");
           const auto b = reinterpret_cast<std::uintptr_t>(s.buf);
-          if (!req->runs.empty() || lo > b || lo + len < b + s.length) {
+          if (!receive_covers(*req, lo, len, b, b + s.length)) {
             return violation(s,
                              "took a message that another receive was given, and the receive now posted over it does "
                              "not cover all that message wrote: the bytes outside it were overwritten",

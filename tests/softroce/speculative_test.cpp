@@ -253,6 +253,29 @@ Status clobbered_short_main(std::uint16_t port, int rank) {
 
 TEST(Speculative, AReceiveThatDoesNotCoverAMisplacedMessageStopsTheRun) { run_ranks(2, clobbered_short_main); }
 
+// The same misprediction, then a layout receive (two halves swapped) over that buffer: together
+// its runs write all the misplaced message wrote, so the run goes on, the message intact.
+Status clobbered_layout_main(std::uint16_t port, int rank) {
+  constexpr std::size_t kBig = 8192;
+  constexpr std::size_t kOther = 10, kAgain = kOther + kBufs, kRounds = kAgain + 4;
+  AUGUR_ASSIGN_OR_RETURN(Job j, start(port, rank));
+  Engine& e = *j.e;
+  if (rank == 1) {
+    AUGUR_RETURN_IF_ERROR(send_rounds(e, 0, kRounds, kBig));
+    return j.boot->fence();
+  }
+  Receiver rx(e, kBig);
+  for (std::size_t r = 0; r < kRounds; ++r) {
+    const Twist t = r == kOther ? Twist::kOtherBuffer : r == kAgain ? Twist::kLayout : Twist::kNone;
+    AUGUR_RETURN_IF_ERROR(rx.round(r, t).status());
+  }
+  CHECK(e.counters().spec_copied == 1 && e.counters().spec_violations == 0, "counters: " + e.stats_line());
+  AUGUR_RETURN_IF_ERROR(j.boot->fence());
+  return Status::Ok();
+}
+
+TEST(Speculative, ALayoutReceiveCoveringAMisplacedMessageGoesOn) { run_ranks(2, clobbered_layout_main); }
+
 // A layout receive over the predicted buffer whose message was written there already (the soak's
 // vector receive into a buffer last received into whole): the message is copied out before it is
 // scattered over its own pages, and arrives intact; the run goes on.
