@@ -430,6 +430,11 @@ void Engine::void_speculations(int peer, std::uint32_t context, std::int32_t tag
 
 Status Engine::check_speculations() {
   if (spec_release_ && spec_release_->pending()) AUGUR_RETURN_IF_ERROR(speculations_released());
+  // Each send and each progress round asks: the tickets are looked at only after a new touch.
+  // Read before the loop, so that a touch during it is seen at the next call.
+  const std::uint64_t touches = guard_ != nullptr ? guard_->touches() : 0;
+  if (touches == touches_seen_) return Status::Ok();
+  touches_seen_ = touches;
   for (std::size_t i = 0; i < specs_.size();) {
     Speculation& s = specs_[i];
     const std::uint64_t id = s.id;

@@ -204,8 +204,8 @@ bool PageGuard::handle(std::uintptr_t addr, std::uintptr_t pc) noexcept {
     if (st == kArmed && s.state.compare_exchange_strong(st, kLifting, std::memory_order_acq_rel)) {
       mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
       s.pc.store(pc, std::memory_order_relaxed);
-      touches_.fetch_add(1, std::memory_order_relaxed);
       s.state.store(kTouched, std::memory_order_release);
+      touches_.fetch_add(1, std::memory_order_release);  // after the state: see touches()
     }
     // Otherwise another thread or release() is lifting it, or has just lifted it (kTouched: this
     // thread faulted while it was armed): the access runs again and succeeds.
@@ -213,6 +213,8 @@ bool PageGuard::handle(std::uintptr_t addr, std::uintptr_t pc) noexcept {
   }
   return false;
 }
+
+std::uint64_t PageGuard::touches() const noexcept { return touches_.load(std::memory_order_acquire); }
 
 void PageGuard::note_foreign() noexcept { foreign_.fetch_add(1, std::memory_order_relaxed); }
 

@@ -587,6 +587,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   std::vector<Busy> busy_;          // speculative placement: receives posted, not complete
   std::uint64_t next_spec_id_ = 0;
   PageGuard* guard_ = nullptr;      // speculative placement with AUGUR_GUARD
+  std::uint64_t touches_seen_ = 0;  // guard_->touches() when check_speculations last looked
   std::unique_ptr<nic::ReleaseWatch> spec_release_;  // speculative: the program giving speculated memory back
   // A receive posted but not yet shown to the predictor (note_receive).
   struct PendingObserve {

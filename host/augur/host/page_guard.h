@@ -57,6 +57,9 @@ class PageGuard {
 
   // Whether the program has touched the range since guard() (false for a released ticket).
   [[nodiscard]] bool touched(Ticket t) const noexcept;
+  // Touches so far, of any range. Once a caller sees it grow, touched() of that range is true:
+  // a poller need look at its tickets only when this changed.
+  [[nodiscard]] std::uint64_t touches() const noexcept;
   // The address of the instruction that touched it (0: not touched, unknown, or released): the
   // call site a report names.
   [[nodiscard]] std::uintptr_t touch_site(Ticket t) const noexcept;
