@@ -408,11 +408,11 @@ Status Channel::post_read(std::uint32_t cookie, const nic::Sge& local, std::uint
 }
 
 Status Channel::post_read(std::uint32_t cookie, std::span<const nic::Sge> local, std::uint64_t remote_addr,
-                          std::uint32_t rkey) {
+                          std::uint32_t rkey, std::uint64_t kind) {
   if (local.empty() || local.size() > max_sge_) {
     return Status(Code::kInvalidArgument, "READ with " + std::to_string(local.size()) + " scatter entries");
   }
-  return qp_->post_send({.wr_id = wr(kReadKind, cookie), .op = nic::SendOp::kRdmaRead, .sges = local,
+  return qp_->post_send({.wr_id = wr(kind, cookie), .op = nic::SendOp::kRdmaRead, .sges = local,
                          .remote_addr = remote_addr, .rkey = rkey});
 }
 

@@ -109,6 +109,9 @@ Engine::~Engine() {
   driver_.stop_assist();  // from here on everything runs on this thread
   while (AssistCommand* c = driver_.next_command()) delete static_cast<Command*>(c);  // never ran: the engine is going away
   end_speculations(-1);  // the program's buffers are its own again
+  for (auto& rd : reads_) {  // data still on its way into released buffers will not come now
+    if (rd && rd->released) lose_released(*rd, "the runtime ended (MPI_Finalize or an error) before the message had arrived");
+  }
   if (cfg_.stats) std::fprintf(stderr, "%s\n", stats_line().c_str());
 }
 
@@ -206,6 +209,18 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   // these cores: spinning made the MPI suites slower there).
   AUGUR_ASSIGN_OR_RETURN(nic::DeviceLimits dev, e->ctx_->limits());
   e->driver_.resolve_auto_wait(!hosts.here_oversubscribed && !assist && !dev.software);
+  // Early release waits in the fault handler by polling the CQ itself, which the assist thread
+  // owns: not combined yet (docs/early-release.md).
+  e->release_ = cfg.early_release && !assist;
+  if (cfg.early_release && assist) {
+    static std::once_flag said;
+    std::call_once(said, [] { std::fprintf(stderr, "augur: AUGUR_EARLY_RELEASE=1 is ignored with an assist thread (not built yet)\n"); });
+  }
+  if (e->release_) {
+    Result<PageGuard*> g = PageGuard::instance();
+    if (!g.ok()) return g.status().context("AUGUR_EARLY_RELEASE=1");
+    e->guard_ = g.value();
+  }
   if (e->cfg_.connect_all) AUGUR_RETURN_IF_ERROR(e->connect_all_peers());
   if (assist) AUGUR_RETURN_IF_ERROR(e->start_assist());
   return e;
@@ -313,6 +328,7 @@ Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std
   AUGUR_RETURN_IF_ERROR(check_send(dest, tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null send buffer with a non-zero count");
   if (len > 0xffffffffu) return Status(Code::kInvalidArgument, "messages are limited to 4 GiB - 1 bytes");
+  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len));  // its data first
   auto req = std::make_shared<Request>();
   if (driver_.assisted()) {
     enqueue(Command::Kind::kSend,
@@ -430,10 +446,13 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   return push_sends(dest);
 }
 
-Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context) {
+Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
+                                 bool releasable) {
   AUGUR_RETURN_IF_ERROR(check_recv(source, tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null receive buffer with a non-zero count");
+  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len));  // the earlier message's data first
   auto req = std::make_shared<Request>();
+  req->releasable = releasable && release_;
   if (driver_.assisted()) {
     enqueue(Command::Kind::kRecv, {.req = req, .rbuf = buf, .len = len, .peer = source, .tag = tag, .context = context});
     return req;
@@ -581,7 +600,11 @@ Status Engine::fail_peer(int peer, const Status& why) {
   p.posting = -1;
   for (auto& rd : reads_) {
     if (rd && rd->peer == peer) {
-      finish(*rd->req, Path::kNone, why);
+      if (rd->released) {  // the program was told it has the message: a touch of what is missing stops the run
+        lose_released(*rd, "rank " + std::to_string(peer) + " failed before the message had arrived: " + why.to_string());
+      } else {
+        finish(*rd->req, Path::kNone, why);
+      }
       rd.reset();
     }
   }
@@ -617,8 +640,18 @@ Status Engine::repost_released() {
 Status Engine::progress_once() {
   // Slots copied out since the last call go back first: by now the caller has replied.
   Status first_error = repost_peers_.empty() ? Status::Ok() : repost_released();
+  const InEngine mark(release_);  // a guarded touch's wait must never run inside this
   std::span<nic::Completion> wc(wc_);  // a member: no per-poll initialisation on the hot path
-  AUGUR_ASSIGN_OR_RETURN(std::size_t n, cq_->poll(wc));
+  std::size_t n = 0;
+  if (stash_n_ == 0) [[likely]] {
+    AUGUR_ASSIGN_OR_RETURN(n, cq_->poll(wc));
+  } else {  // polled by a guarded touch's wait: handled first, in the CQ's order (copied out, as
+            // handling them may grow the stash)
+    n = std::min(stash_n_, wc_.size());
+    std::copy_n(stash_.begin(), n, wc_.begin());
+    std::copy(stash_.begin() + static_cast<std::ptrdiff_t>(n), stash_.begin() + static_cast<std::ptrdiff_t>(stash_n_), stash_.begin());
+    stash_n_ -= n;
+  }
   idle_polls_ = n == 0 ? idle_polls_ + 1 : 0;
   if (n == 0 && observe_later_) {  // nothing arrived: the wait has time to predict and arm
     if (Status st = observe_pending(); !st.ok() && first_error.ok()) first_error = st;
@@ -646,6 +679,8 @@ Status Engine::progress_once() {
         rd.reset();
         st = start_reads(peer);
       }
+    } else if ((c.wr_id >> 32) == Channel::kReleaseReadKind) {
+      st = on_release_read(peer, c);
     } else if ((c.wr_id >> 32) == Channel::kRmaKind) {  // one-sided: after the message kinds
       if (!p.dead) st = on_rma_done(peer, c);  // after a failure its operations were failed already
     } else {
@@ -765,9 +800,12 @@ Result<std::uint64_t> Engine::improbe(int source, std::int32_t tag, std::uint32_
   return id;
 }
 
-Result<RequestPtr> Engine::imrecv(std::uint64_t message, void* buf, std::size_t len) {
+Result<RequestPtr> Engine::imrecv(std::uint64_t message, void* buf, std::size_t len, bool releasable) {
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null receive buffer with a non-zero count");
-  return receive_taken(message, std::make_shared<Request>(), buf, len);
+  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len));
+  auto req = std::make_shared<Request>();
+  req->releasable = releasable && release_;
+  return receive_taken(message, req, buf, len);
 }
 
 Result<RequestPtr> Engine::receive_taken(std::uint64_t message, const RequestPtr& req, void* buf, std::size_t len) {

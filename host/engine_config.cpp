@@ -61,6 +61,11 @@ std::string Engine::stats_line() const {
   kv("spec_void", c.spec_void);
   kv("guard_faults", c.guard_faults);
   kv("spec_violations", c.spec_violations);
+  kv("release_early", c.release_early);
+  kv("release_chunks", c.release_chunks);
+  kv("release_waits", c.release_waits);
+  kv("release_settles", c.release_settles);
+  kv("release_declined", c.release_declined);
   kv("spec_shared_pages", c.spec_shared_pages);
   kv("arms_carried", c.arms_carried);
   kv("arms_written", c.arms_written);
@@ -128,6 +133,7 @@ EngineCounters Engine::counters() const {
     c.credits_rearmed = credit_counters_.rearmed;
     c.credits_used = credit_counters_.used;
     c.credits_revoked = credit_counters_.revoked;
+    if (release_) c.release_waits = guard_->counters().waits;
     for (int peer : active_) {
       const ChannelCounters& cc = peers_[static_cast<std::size_t>(peer)].ch->counters();
       c.arms_carried += cc.arms_carried;
@@ -230,6 +236,9 @@ Result<EngineConfig> engine_config_from_settings() {
   AUGUR_ASSIGN_OR_RETURN(c.guard, setting_bool("AUGUR_GUARD"));
   AUGUR_ASSIGN_OR_RETURN(std::string_view connect, setting_choice("AUGUR_CONNECT"));
   c.connect_all = connect == "all";
+  AUGUR_ASSIGN_OR_RETURN(c.early_release, setting_bool("AUGUR_EARLY_RELEASE"));
+  AUGUR_ASSIGN_OR_RETURN(std::int64_t release_chunk, setting_int("AUGUR_RELEASE_CHUNK"));
+  c.release_chunk = static_cast<std::uint32_t>(release_chunk);
   return c;
 }
 

@@ -25,6 +25,24 @@ class ChannelWriter final : public CreditWriter {
 };
 
 
+// Set while this thread runs the engine's progress with early release on: a guarded touch that
+// faults inside it (the engine itself touching released memory) is a bug reported as such, not
+// a wait that would poll the CQ from within its own poll.
+inline thread_local bool t_in_engine = false;
+struct InEngine {
+  explicit InEngine(bool on) noexcept : on_(on) {
+    if (on_) t_in_engine = true;
+  }
+  ~InEngine() {
+    if (on_) t_in_engine = false;
+  }
+  InEngine(const InEngine&) = delete;
+  InEngine& operator=(const InEngine&) = delete;
+
+ private:
+  bool on_;
+};
+
 // What a peer whose connection failed (a completion error, a QP that cannot be posted to, one
 // found broken) is failed with: whatever the verbs error, the program sees a process it can no
 // longer reach.

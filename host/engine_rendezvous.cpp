@@ -73,6 +73,11 @@ AUGUR_COLD_PATH Status Engine::start_reads(int peer) {
       if (p.posting >= 0) break;  // the rest of its READs when room frees
       continue;
     }
+    if (pr.req->releasable && releasable(pr)) [[unlikely]] {
+      AUGUR_RETURN_IF_ERROR(start_release_read(peer, pr));
+      if (p.posting >= 0) break;
+      continue;
+    }
     Result<nic::RegCache::Handle> got = recv_cache_->acquire(pr.buf, pr.n);
     if (!got.ok()) {  // e.g. the cache's bound: this receive fails, the sender is released, the job goes on
       finish(*pr.req, Path::kNone, got.status().context("registering the receive buffer for a rendezvous READ"));
@@ -84,7 +89,7 @@ AUGUR_COLD_PATH Status Engine::start_reads(int peer) {
     const auto cookie = static_cast<std::uint32_t>(it - reads_.begin());
     const nic::Sge sge{reinterpret_cast<std::uintptr_t>(pr.buf), static_cast<std::uint32_t>(pr.n), pin.lkey()};
     AUGUR_RETURN_IF_ERROR(p.ch->post_read(cookie, sge, pr.remote.addr, pr.remote.rkey));
-    auto rd = std::make_unique<Read>(Read{pr.req, std::move(pin), peer, pr.rts_seq, {}, {}, 0, 1});
+    auto rd = std::make_unique<Read>(Read{.req = pr.req, .pin = std::move(pin), .peer = peer, .rts_seq = pr.rts_seq});
     if (it == reads_.end()) {
       reads_.push_back(std::move(rd));
     } else {
@@ -140,7 +145,7 @@ Status Engine::start_layout_read(int peer, PendingRead& pr) {
     queue_fin(peer, pr.rts_seq);
     return Status::Ok();
   }
-  auto rd = std::make_unique<Read>(Read{pr.req, {}, peer, pr.rts_seq, {}, {}, 0, 1});
+  auto rd = std::make_unique<Read>(Read{.req = pr.req, .peer = peer, .rts_seq = pr.rts_seq});
   rd->plan = plan_reads(remote, local, pinned->keys, pr.n, p.ch->max_sge());
   std::size_t planned = 0;
   for (const nic::Sge& s : rd->plan.sges) planned += s.length;
@@ -162,14 +167,20 @@ Status Engine::start_layout_read(int peer, PendingRead& pr) {
 
 Status Engine::post_layout_reads(int peer, Read& rd, std::uint32_t cookie) {
   Peer& p = peers_[static_cast<std::size_t>(peer)];
+  const bool release = !rd.guards.empty();
   while (rd.posted < rd.plan.wrs.size() && p.reads_in_flight < Channel::kMaxReads) {
     const ReadWr& w = rd.plan.wrs[rd.posted];
-    AUGUR_RETURN_IF_ERROR(p.ch->post_read(cookie, std::span<const nic::Sge>(rd.plan.sges).subspan(w.first, w.count),
-                                          w.remote_addr, w.rkey));
+    // An early-released read's READs say which they are: their completions lift their guards.
+    AUGUR_RETURN_IF_ERROR(p.ch->post_read(release ? cookie | rd.posted << 16 : cookie,
+                                          std::span<const nic::Sge>(rd.plan.sges).subspan(w.first, w.count),
+                                          w.remote_addr, w.rkey, release ? Channel::kReleaseReadKind : Channel::kReadKind));
     ++rd.posted;
     ++p.reads_in_flight;
   }
-  if (rd.posted == rd.plan.wrs.size()) p.posting = -1;
+  if (rd.posted == rd.plan.wrs.size()) {
+    p.posting = -1;
+    if (release) maybe_release(rd, cookie);
+  }
   return Status::Ok();
 }
 

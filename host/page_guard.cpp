@@ -8,6 +8,7 @@
 #include <sched.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <mutex>
 #include <string>
 
@@ -126,6 +127,16 @@ Status PageGuard::ensure_installed() {
 }
 
 Result<PageGuard::Ticket> PageGuard::guard(const void* addr, std::size_t len) {
+  return protect(addr, len, kArmed, nullptr, nullptr);
+}
+
+Result<PageGuard::Ticket> PageGuard::guard_until_landed(const void* addr, std::size_t len, Waiter waiter, void* arg) {
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  if ((a | len) & (page_size() - 1)) return Status(Code::kInvalidArgument, "page guard: a waiting guard must cover whole pages");
+  return protect(addr, len, kWaiting, waiter, arg);
+}
+
+Result<PageGuard::Ticket> PageGuard::protect(const void* addr, std::size_t len, State state, Waiter waiter, void* arg) {
   if (addr == nullptr || len == 0) return Status(Code::kInvalidArgument, "page guard: empty range");
   const Range r = pages_of(addr, len);
   std::lock_guard lock(g_mu);
@@ -146,9 +157,12 @@ Result<PageGuard::Ticket> PageGuard::guard(const void* addr, std::size_t len) {
   s.lo.store(r.lo, std::memory_order_relaxed);
   s.hi.store(r.hi, std::memory_order_relaxed);
   s.pc.store(0, std::memory_order_relaxed);
+  s.waiter.store(waiter, std::memory_order_relaxed);
+  s.arg.store(arg, std::memory_order_relaxed);
+  s.why.store(nullptr, std::memory_order_relaxed);
   const std::uint32_t version = s.version.fetch_add(1, std::memory_order_relaxed) + 1;
   // Armed before the pages are protected: no fault can come from them before this store.
-  s.state.store(kArmed, std::memory_order_release);
+  s.state.store(state, std::memory_order_release);
   if (mprotect(reinterpret_cast<void*>(r.lo), r.hi - r.lo, PROT_NONE) != 0) {
     const int err = errno;
     s.state.store(kFree, std::memory_order_release);
@@ -156,6 +170,47 @@ Result<PageGuard::Ticket> PageGuard::guard(const void* addr, std::size_t len) {
   }
   guards_.fetch_add(1, std::memory_order_relaxed);
   return Ticket{static_cast<std::uint32_t>(&s - slots_), version};
+}
+
+Status PageGuard::land(Ticket t) {
+  if (t.slot >= kMaxGuards) return Status(Code::kNotFound, "page guard: no such ticket");
+  std::lock_guard lock(g_mu);
+  Slot& s = slots_[t.slot];
+  const std::uint32_t st = s.state.load(std::memory_order_acquire);
+  if ((st != kWaiting && st != kLost) || s.version.load(std::memory_order_relaxed) != t.version) {
+    return Status(Code::kNotFound, "page guard: ticket already landed");
+  }
+  const std::uintptr_t lo = s.lo.load(std::memory_order_relaxed);
+  const std::uintptr_t hi = s.hi.load(std::memory_order_relaxed);
+  // Read-write before the slot is free: a waiting touch retries once it sees kFree.
+  const int rc = mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
+  const int err = errno;
+  s.state.store(kFree, std::memory_order_release);
+  if (rc != 0 && err != ENOMEM) return errno_status(err, "page guard: mprotect");  // ENOMEM: unmapped since
+  return Status::Ok();
+}
+
+void PageGuard::fail(Ticket t, const char* why) noexcept {
+  if (t.slot >= kMaxGuards) return;
+  Slot& s = slots_[t.slot];
+  if (s.version.load(std::memory_order_relaxed) != t.version) return;
+  s.why.store(why, std::memory_order_relaxed);
+  std::uint32_t st = kWaiting;
+  s.state.compare_exchange_strong(st, kLost, std::memory_order_acq_rel);
+}
+
+void PageGuard::drop(Ticket t) noexcept { (void)land(t); }
+
+void PageGuard::lost(const char* why) noexcept {
+  static constexpr char kLead[] = "augur: ";
+  (void)!write(2, kLead, sizeof kLead - 1);
+  if (why != nullptr) {
+    std::size_t n = 0;
+    while (why[n] != '\0') ++n;
+    (void)!write(2, why, n);
+  }
+  (void)!write(2, "\n", 1);
+  abort();
 }
 
 Result<bool> PageGuard::release(Ticket t) {
@@ -167,6 +222,7 @@ Result<bool> PageGuard::release(Ticket t) {
     if (st == kFree || s.version.load(std::memory_order_relaxed) != t.version) {
       return Status(Code::kNotFound, "page guard: ticket already released");
     }
+    if (st == kWaiting || st == kLost) return Status(Code::kInvalidArgument, "page guard: a waiting guard is lifted by land()");
     if (st == kTouched) {
       s.state.store(kFree, std::memory_order_release);
       return true;
@@ -201,6 +257,21 @@ bool PageGuard::handle(std::uintptr_t addr, std::uintptr_t pc) noexcept {
     const std::uintptr_t lo = s.lo.load(std::memory_order_relaxed);
     const std::uintptr_t hi = s.hi.load(std::memory_order_relaxed);
     if (addr < lo || addr >= hi) continue;
+    if (st == kWaiting) {  // its data is on the way: wait for the owner to land it
+      waits_.fetch_add(1, std::memory_order_relaxed);
+      const std::uint32_t version = s.version.load(std::memory_order_relaxed);
+      const Waiter w = s.waiter.load(std::memory_order_relaxed);
+      void* arg = s.arg.load(std::memory_order_relaxed);
+      while ((st = s.state.load(std::memory_order_acquire)) == kWaiting && s.version.load(std::memory_order_relaxed) == version) {
+        if (w != nullptr) {
+          w(arg);
+        } else {
+          sched_yield();
+        }
+      }
+      if (st != kLost || s.version.load(std::memory_order_relaxed) != version) return true;  // landed: run it again
+    }
+    if (st == kLost) lost(s.why.load(std::memory_order_relaxed));
     if (st == kArmed && s.state.compare_exchange_strong(st, kLifting, std::memory_order_acq_rel)) {
       mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
       s.pc.store(pc, std::memory_order_relaxed);
@@ -220,7 +291,8 @@ void PageGuard::note_foreign() noexcept { foreign_.fetch_add(1, std::memory_orde
 
 PageGuard::Counters PageGuard::counters() const noexcept {
   return {guards_.load(std::memory_order_relaxed), touches_.load(std::memory_order_relaxed),
-          foreign_.load(std::memory_order_relaxed), rechained_.load(std::memory_order_relaxed)};
+          foreign_.load(std::memory_order_relaxed), rechained_.load(std::memory_order_relaxed),
+          waits_.load(std::memory_order_relaxed)};
 }
 
 }  // namespace augur::host

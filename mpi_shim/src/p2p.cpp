@@ -122,8 +122,12 @@ Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer
     r.tmp.resize(static_cast<std::size_t>(n));
     land = r.tmp.data();
   }
-  auto er = message != 0 ? S().engine->imrecv(message, land, static_cast<std::size_t>(n))
-                         : S().engine->irecv(land, static_cast<std::size_t>(n), src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx);
+  // Early release (AUGUR_EARLY_RELEASE) only for the program's own point-to-point receives into
+  // its buffer: a collective's or an unpack's next step would touch the data at once.
+  const bool releasable = land != nullptr && !r.unpack && ctx == c->p2p_ctx();
+  auto er = message != 0 ? S().engine->imrecv(message, land, static_cast<std::size_t>(n), releasable)
+                         : S().engine->irecv(land, static_cast<std::size_t>(n), src, tag == MPI_ANY_TAG ? host::kAnyTag : tag, ctx,
+                                             releasable);
   if (!er.ok()) return from_status(er.status());
   r.er = std::move(er.value());
   return ok();

@@ -349,6 +349,7 @@ void leave() {
   t_holding = false;
   g_lock.unlock();
 }
+bool holding() { return t_holding; }
 void yield() {
   if (!t_holding) return;
   g_lock.unlock();
@@ -397,6 +398,11 @@ Err wait_engine(const host::RequestPtr& r) {
 using namespace augur::mpi;
 
 namespace {
+
+int release_enter() {
+  if (!threads::g_locking.load(std::memory_order_acquire) || threads::holding()) return 0;
+  return threads::try_enter() ? 1 : -1;
+}
 
 Err init_job(int required, int* provided) {
   State& s = S();
@@ -466,6 +472,10 @@ Err init_job(int required, int* provided) {
   const bool assisted = s.engine->assist_placement() != nullptr;
   threads::g_locking.store(s.thread_level == MPI_THREAD_MULTIPLE || assisted, std::memory_order_release);
   if (assisted) s.engine->set_background(&background_colls, nullptr);
+  // A touch of an early-released page waits by polling the engine (in the fault handler): with
+  // threads, only while holding the library's lock, or this thread already does (a touch from
+  // the library's own code, e.g. packing the buffer).
+  if (s.engine->early_release()) s.engine->set_release_lock({&release_enter, &threads::leave});
   if (provided != nullptr) *provided = s.thread_level;
   s.initialized = 1;
   s.t0 = 0;

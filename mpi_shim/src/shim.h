@@ -255,6 +255,7 @@ bool try_enter();  // the assist thread: takes the lock if it is free (it never 
 void leave();
 void yield();  // lets the other threads in for a moment (if this thread holds the lock)
 void unlocked(const std::function<void()>& f);  // runs f without the lock (if this thread holds it)
+bool holding();  // whether this thread holds the lock
 }  // namespace threads
 
 class EntryGuard {

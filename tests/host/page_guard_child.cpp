@@ -2,7 +2,9 @@
 // its exit): how the guard's SIGSEGV handler lives with the program's own.
 //   before: the program's handler is installed first, then the guard's;
 //   after:  the guard's first, then the program's (guard() chains it back);
-//   none:   no program handler: a fault that is not the guard's must end the process by SIGSEGV.
+//   none:   no program handler: a fault that is not the guard's must end the process by SIGSEGV;
+//   lost:   a waiting guard whose data will not come (fail()): a touch ends the process with the
+//           reason on stderr, rather than wait forever or read what is there.
 // Prints what it saw; exits 0 when everything went as expected, 1 otherwise.
 #include <setjmp.h>
 #include <signal.h>
@@ -90,12 +92,29 @@ int no_handler() {
   return 1;
 }
 
+int lost() {
+  augur::Result<PageGuard*> g = PageGuard::instance();
+  EXPECT(g.ok());
+  const std::size_t page = PageGuard::page_size();
+  auto* buf = static_cast<char*>(mmap(nullptr, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0));
+  EXPECT(buf != MAP_FAILED);
+  augur::Result<PageGuard::Ticket> t = (*g)->guard_until_landed(buf, page, nullptr, nullptr);
+  EXPECT(t.ok());
+  (*g)->fail(*t, "page_guard_child: the data of this page will not come");
+  std::printf("page_guard_child: lost: touching\n");
+  std::fflush(stdout);
+  std::printf("%d\n", static_cast<volatile char*>(buf)[7]);  // must end the process
+  std::printf("page_guard_child: lost: survived the touch\n");
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   if (argc == 2 && std::strcmp(argv[1], "before") == 0) return both_handlers(true);
   if (argc == 2 && std::strcmp(argv[1], "after") == 0) return both_handlers(false);
   if (argc == 2 && std::strcmp(argv[1], "none") == 0) return no_handler();
-  std::fprintf(stderr, "usage: page_guard_child before|after|none\n");
+  if (argc == 2 && std::strcmp(argv[1], "lost") == 0) return lost();
+  std::fprintf(stderr, "usage: page_guard_child before|after|none|lost\n");
   return 2;
 }

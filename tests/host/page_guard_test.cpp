@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -217,6 +218,113 @@ TEST(PageGuard, ThreadsTouchingAtOnceAllContinue) {
   }
 }
 
+// Waiting guards (guard_until_landed: early release). The pages are filled through a second
+// mapping of the same memory, as a NIC writes past the CPU's page protection.
+struct Aliased {
+  explicit Aliased(std::size_t n)
+      : bytes(n * PageGuard::page_size()), fd(memfd_create("page_guard_test", 0)) {
+    EXPECT_EQ(0, ftruncate(fd, static_cast<off_t>(bytes)));
+    view = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+    nic = static_cast<char*>(mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  }
+  ~Aliased() {
+    munmap(view, bytes);
+    munmap(nic, bytes);
+    close(fd);
+  }
+  Aliased(const Aliased&) = delete;
+  Aliased& operator=(const Aliased&) = delete;
+  std::size_t bytes;
+  int fd;
+  char* view = nullptr;
+  char* nic = nullptr;
+};
+
+// A waiter that "receives" the data on its n-th call and lands it.
+struct Landing {
+  PageGuard* g = nullptr;
+  PageGuard::Ticket t{};
+  char* to = nullptr;
+  std::size_t len = 0;
+  int land_at = 1;
+  int calls = 0;
+  static void wait(void* arg) noexcept {
+    auto* l = static_cast<Landing*>(arg);
+    if (++l->calls != l->land_at) return;
+    std::memset(l->to, 0x5a, l->len);
+    (void)l->g->land(l->t);
+  }
+};
+
+TEST(PageGuard, AWaitingGuardHoldsATouchUntilItsDataLands) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Aliased m(4);
+  std::memset(m.view, 1, m.bytes);
+  Landing l{.g = &g, .to = m.nic + page, .len = 2 * page, .land_at = 3};
+  Result<PageGuard::Ticket> t = g.guard_until_landed(m.view + page, 2 * page, &Landing::wait, &l);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  l.t = *t;
+  const PageGuard::Counters before = g.counters();
+  const char got = static_cast<volatile char*>(m.view)[2 * page + 9];  // waits for three calls
+  EXPECT_EQ(0x5a, got);
+  EXPECT_EQ(3, l.calls);
+  EXPECT_EQ(before.waits + 1, g.counters().waits);
+  EXPECT_EQ(before.touches, g.counters().touches);  // a wait is not a touch that lifts a guard
+  EXPECT_EQ(0x5a, m.view[page]);
+  EXPECT_EQ(1, m.view[0]);  // the pages around it were never guarded
+  EXPECT_EQ(1, m.view[3 * page]);
+  EXPECT_EQ(Code::kNotFound, g.land(*t).code());  // landed once
+  static_cast<volatile char*>(m.view)[page] = 3;  // read-write again, no fault
+  EXPECT_EQ(before.waits + 1, g.counters().waits);
+}
+
+TEST(PageGuard, AWaitingGuardLandedBeforeATouchCostsNoFault) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Aliased m(2);
+  Landing l{.g = &g};
+  Result<PageGuard::Ticket> t = g.guard_until_landed(m.view, 2 * page, &Landing::wait, &l);
+  ASSERT_TRUE(t.ok());
+  std::memset(m.nic, 9, m.bytes);
+  const std::uint64_t waits = g.counters().waits;
+  ASSERT_TRUE(g.land(*t).ok());
+  EXPECT_EQ(9, static_cast<volatile char*>(m.view)[page + 1]);
+  EXPECT_EQ(0, l.calls);
+  EXPECT_EQ(waits, g.counters().waits);
+}
+
+TEST(PageGuard, AWaitingGuardCoversWholePagesAndIsLiftedOnlyByLanding) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Aliased m(3);
+  EXPECT_EQ(Code::kInvalidArgument, g.guard_until_landed(m.view + 1, page, nullptr, nullptr).status().code());
+  EXPECT_EQ(Code::kInvalidArgument, g.guard_until_landed(m.view, page + 1, nullptr, nullptr).status().code());
+  Result<PageGuard::Ticket> t = g.guard_until_landed(m.view, page, nullptr, nullptr);
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(Code::kInvalidArgument, g.release(*t).status().code());  // not a guard a touch may lift
+  EXPECT_FALSE(g.touched(*t));
+  EXPECT_EQ(Code::kInvalidArgument, g.guard(m.view, 1).status().code());  // its page is taken
+  ASSERT_TRUE(g.land(*t).ok());
+  m.view[0] = 1;
+}
+
+TEST(PageGuard, AThreadWaitsWhileAnotherLands) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Aliased m(1);
+  Result<PageGuard::Ticket> t = g.guard_until_landed(m.view, page, nullptr, nullptr);  // no waiter: it yields
+  ASSERT_TRUE(t.ok());
+  std::atomic<int> seen{-1};
+  std::thread reader([&] { seen = static_cast<volatile char*>(m.view)[100]; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_EQ(-1, seen.load());  // still waiting: nothing landed
+  std::memset(m.nic, 77, page);
+  ASSERT_TRUE(g.land(*t).ok());
+  reader.join();
+  EXPECT_EQ(77, seen.load());
+}
+
 struct Child {
   int status = 0;
   std::string out;
@@ -228,6 +336,7 @@ Child run_child(const char* scenario) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, fds[1], 1);
+  posix_spawn_file_actions_adddup2(&fa, fds[1], 2);
   posix_spawn_file_actions_addclose(&fa, fds[0]);
   pid_t pid = 0;
   char* argv[] = {const_cast<char*>(AUGUR_TEST_PAGE_GUARD_CHILD), const_cast<char*>(scenario), nullptr};
@@ -253,6 +362,14 @@ TEST(PageGuard, TheProgramsHandlerInstalledAfterIsChainedBehindTheGuard) {
   const Child c = run_child("after");
   EXPECT_TRUE(WIFEXITED(c.status) && WEXITSTATUS(c.status) == 0) << c.out;
   EXPECT_NE(std::string::npos, c.out.find("after: ok")) << c.out;
+}
+
+TEST(PageGuard, ATouchOfDataThatWillNotComeEndsTheProcessWithTheReason) {
+  const Child c = run_child("lost");
+  EXPECT_NE(std::string::npos, c.out.find("lost: touching")) << c.out;
+  EXPECT_NE(std::string::npos, c.out.find("augur: page_guard_child: the data of this page will not come")) << c.out;
+  EXPECT_EQ(std::string::npos, c.out.find("survived")) << c.out;
+  EXPECT_TRUE(WIFSIGNALED(c.status) && WTERMSIG(c.status) == SIGABRT) << c.status;
 }
 
 TEST(PageGuard, WithoutAProgramHandlerAForeignFaultStillEndsTheProcess) {

@@ -135,13 +135,17 @@ class Channel {
   // back with wr_id kind kReadKind and `cookie` in the low 32 bits.
   Status post_read(std::uint32_t cookie, const nic::Sge& local, std::uint64_t remote_addr, std::uint32_t rkey);
   // The same into a local scatter list of at most max_sge() entries.
-  Status post_read(std::uint32_t cookie, std::span<const nic::Sge> local, std::uint64_t remote_addr, std::uint32_t rkey);
+  Status post_read(std::uint32_t cookie, std::span<const nic::Sge> local, std::uint64_t remote_addr, std::uint32_t rkey,
+                   std::uint64_t kind = kReadKind);
   // Scatter entries per READ: the device's max_sge, at most kMaxSge.
   [[nodiscard]] std::uint32_t max_sge() const noexcept { return max_sge_; }
   static constexpr std::uint32_t kMaxSge = 32;
   static constexpr std::uint64_t kReadKind = 4;
   static constexpr std::uint64_t kWriteKind = 5;
   static constexpr std::uint64_t kRmaKind = 6;
+  // A READ of an early-released receive (the engine's choice of kind at post_read): its cookie
+  // carries the READ's index in the high 16 bits.
+  static constexpr std::uint64_t kReleaseReadKind = 7;
   static constexpr std::uint32_t kMaxRma = 32;  // one-sided operations in flight per channel (send queue room)
   // Posts a one-sided operation (the engine keeps at most kMaxRma in flight); its completion
   // comes back with wr_id kind kRmaKind and `cookie`, for the engine alone.

@@ -90,12 +90,18 @@ struct EngineConfig {
   bool guard = true;
   // Connect every pair in create (AUGUR_CONNECT=all) instead of on first use (wireup.h).
   bool connect_all = false;
+  // Early release (AUGUR_EARLY_RELEASE, docs/early-release.md): a contiguous rendezvous receive
+  // whose buffer holds at least release_chunk bytes of whole pages completes once its edge pages
+  // are in; the rest is read in page-aligned chunks behind page guards, and a touch of a chunk
+  // waits for it. Not with an assist thread.
+  bool early_release = false;
+  std::uint32_t release_chunk = 64u << 10;  // AUGUR_RELEASE_CHUNK: smallest chunk, and the smallest interior released
 };
 
 // EngineConfig from AUGUR_SLOTS, AUGUR_EAGER_LIMIT, AUGUR_KEEPALIVE_MS, AUGUR_STEERING,
 // AUGUR_CREDITS, AUGUR_PREDICTOR, AUGUR_PREDICT_DEPTH, AUGUR_STATS, AUGUR_WAIT, AUGUR_SPIN_US,
 // AUGUR_ASSIST, AUGUR_ASSIST_CORE, AUGUR_SGE_MAX_RUNS, AUGUR_DIRECT_MIN, AUGUR_DIRECT_MAX, AUGUR_EARLY,
-// AUGUR_LANDING_MAX, AUGUR_REMAP_MIN, AUGUR_GUARD, AUGUR_CONNECT.
+// AUGUR_LANDING_MAX, AUGUR_REMAP_MIN, AUGUR_GUARD, AUGUR_CONNECT, AUGUR_EARLY_RELEASE, AUGUR_RELEASE_CHUNK.
 Result<EngineConfig> engine_config_from_settings();
 
 struct EngineCounters {
@@ -138,6 +144,12 @@ struct EngineCounters {
   std::uint64_t spec_void = 0;        // void: a message with the envelope came otherwise
   std::uint64_t guard_faults = 0;     // touches of a guarded buffer by the program (each lifted the guard)
   std::uint64_t spec_violations = 0;  // touches after data was written there: the run stops
+  // Early release (AUGUR_EARLY_RELEASE, docs/early-release.md).
+  std::uint64_t release_early = 0;    // receives completed before all their data was in
+  std::uint64_t release_chunks = 0;   // chunks guarded behind them
+  std::uint64_t release_waits = 0;    // touches of a guarded chunk that waited for its data (the process's)
+  std::uint64_t release_settles = 0;  // calls that first waited for released data their buffer overlaps
+  std::uint64_t release_declined = 0; // eligible receives read whole instead (no guard to be had)
   std::uint64_t spec_shared_pages = 0;  // not speculated (guarded): the buffer shares its pages with other memory
   std::uint64_t arms_carried = 0;  // arm words that rode on messages to their peer (no write of their own)
   std::uint64_t arms_written = 0;  // arm words queued to ride but written alone (the peer got no message in time)
@@ -173,7 +185,11 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   // message, so every size goes by rendezvous (the FIN says so).
   Result<RequestPtr> isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
                            bool synchronous = false);
-  Result<RequestPtr> irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
+  // `releasable`: with AUGUR_EARLY_RELEASE the request may complete before all of a rendezvous
+  // message is in (docs/early-release.md); the caller hands the buffer to the program then, not to
+  // code of its own that runs inside a guarded touch's wait.
+  Result<RequestPtr> irecv(void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context,
+                           bool releasable = false);
   // Non-contiguous send and receive: the message is the runs' bytes in order (zero-length runs
   // are skipped, adjacent ones merged; one run left is the contiguous call). At most
   // max_layout_runs() runs after merging (kInvalidArgument otherwise: pack instead). The run list
@@ -214,7 +230,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   // MPI_Imrecv: receives a message improbe took (truncation as for irecv). The request is done
   // at once for an eager message, after the READ for a rendezvous one. An unknown or already
   // received handle is kInvalidArgument.
-  Result<RequestPtr> imrecv(std::uint64_t message, void* buf, std::size_t len);
+  Result<RequestPtr> imrecv(std::uint64_t message, void* buf, std::size_t len, bool releasable = false);
   Result<RequestPtr> imrecvv(std::uint64_t message, const relations::Layout& layout);
 
   // One-sided communication (host/engine_rma.cpp, docs/rma.md). Registers [addr, addr+len) for
@@ -265,6 +281,16 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
     background_arg_.store(arg, std::memory_order_release);
     background_.store(fn, std::memory_order_release);
   }
+  // Early release with threads: a touch of a released page waits in the signal handler, which
+  // polls the engine and must own it to. enter() returns 1 if it took the caller's lock (leave()
+  // after), 0 if none is needed (or this thread holds it), -1 if another thread holds it.
+  struct ReleaseLock {
+    int (*enter)() = nullptr;
+    void (*leave)() = nullptr;
+  };
+  void set_release_lock(ReleaseLock l) noexcept { release_lock_ = l; }
+  // Whether early release is on (AUGUR_EARLY_RELEASE, and no assist thread).
+  [[nodiscard]] bool early_release() const noexcept { return release_; }
   // Where the assist thread runs (null without one).
   [[nodiscard]] const Placement* assist_placement() const noexcept { return driver_.assisted() ? &placement_ : nullptr; }
   // How waits wait: AUGUR_WAIT, with auto decided at create (spin or hybrid).
@@ -324,15 +350,22 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   };
   struct Read {
     RequestPtr req;
-    nic::RegCache::Handle pin;
-    int peer;
-    std::uint32_t rts_seq;
+    nic::RegCache::Handle pin{};
+    int peer = -1;
+    std::uint32_t rts_seq = 0;
     // A layout read: READs planned, how many are posted, completions still to come (the FIN
     // goes when the last one completes).
-    std::vector<nic::RegCache::Handle> pins;
-    ReadPlan plan;
+    std::vector<nic::RegCache::Handle> pins{};
+    ReadPlan plan{};
     std::uint32_t posted = 0;
     std::uint32_t left = 1;
+    // Early release: each READ's guard (the first `edge_wrs`, the partial edge pages, have none),
+    // edge READs still to complete, and whether the request is done already.
+    std::vector<std::optional<PageGuard::Ticket>> guards{};
+    std::uint32_t edge_wrs = 0;
+    std::uint32_t edges = 0;
+    bool released = false;
+    std::uintptr_t lo = 0, hi = 0;  // the receive buffer
   };
   struct RmaStart {  // a one-sided operation not yet posted
     RequestPtr req;  // null: untracked (rma_untracked)
@@ -521,6 +554,23 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   void speculation_revoke_ack(int peer, std::uint32_t slot);
   void end_speculations(int peer);  // -1: all
   void unbusy(const Request* r);
+  // Early release (host/engine_release.cpp, docs/early-release.md).
+  [[nodiscard]] bool releasable(const PendingRead& pr) const noexcept;
+  Status start_release_read(int peer, PendingRead& pr);
+  Status on_release_read(int peer, const nic::Completion& c);
+  Status land_chunk(Read& rd, std::uint32_t index);
+  void maybe_release(Read& rd, std::uint32_t cookie);
+  void forget_released(std::uint32_t cookie);
+  void lose_released(Read& rd, const std::string& why);
+  // Waits for released data overlapping [lo, hi) before a call that uses that memory.
+  Status settle(std::uintptr_t lo, std::uintptr_t hi);
+  Status settle(const void* buf, std::size_t len) {
+    const auto lo = reinterpret_cast<std::uintptr_t>(buf);
+    return settle(lo, lo + len);
+  }
+  Status settle(const relations::Layout& layout);
+  static void release_waiter(void* self) noexcept;  // PageGuard::Waiter
+  void wait_for_release() noexcept;
   // One-sided (host/engine_rma.cpp).
   Status check_rma(int peer, RmaOp op, const void* local, std::size_t len, RmaTarget to) const;
   Status start_rma(int peer, RmaStart op);
@@ -589,6 +639,13 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   PageGuard* guard_ = nullptr;      // speculative placement with AUGUR_GUARD
   std::uint64_t touches_seen_ = 0;  // guard_->touches() when check_speculations last looked
   std::unique_ptr<nic::ReleaseWatch> spec_release_;  // speculative: the program giving speculated memory back
+  // Early release: on (config, no assist thread); reads whose request is done before their data
+  // (cookies); completions a guarded touch's wait polled, for the next progress round to handle.
+  bool release_ = false;
+  std::vector<std::uint32_t> released_;
+  std::vector<nic::Completion> stash_;
+  std::size_t stash_n_ = 0;
+  ReleaseLock release_lock_{};
   // A receive posted but not yet shown to the predictor (note_receive).
   struct PendingObserve {
     const void* buf = nullptr;

@@ -11,6 +11,12 @@
 // another buffer's bytes on a shared edge page counts too: the guard is conservative, never
 // silent.
 //
+// A guard can instead make the touch wait (guard_until_landed, for early release, issue 18): the
+// pages are being filled by the NIC, and a load or store there must see the data. The handler
+// then calls the guard's waiter until the owner lifts the guard with land(), and the access runs
+// again. If the data will never come (the sender died), fail() makes a later touch end the
+// process with a report rather than wait forever or read a hole.
+//
 // Faults that are not the guard's go to the handler the program had: the one installed before
 // the first guard, or one installed later (guard() notices, puts its own back first and chains
 // to the program's). With no program handler a foreign fault ends the process as SIGSEGV would.
@@ -55,6 +61,20 @@ class PageGuard {
   // ticket whose guard was already released is kNotFound.
   Result<bool> release(Ticket t);
 
+  // A guard whose touches wait: the faulting thread calls waiter(arg) (from the signal handler:
+  // it must be async-signal-safe in practice, and never fault on a guarded page itself) until
+  // land() lifts the guard, then its access runs again. `addr` and `len` must be page-aligned.
+  using Waiter = void (*)(void* arg) noexcept;
+  Result<Ticket> guard_until_landed(const void* addr, std::size_t len, Waiter waiter, void* arg);
+  // The owner's side: the range's data is in; the pages become read-write and waiting touches go
+  // on. kNotFound for a ticket already landed or released.
+  Status land(Ticket t);
+  // The data will not come: a touch from now on writes `why` (kept by the caller until land or
+  // drop) to stderr and aborts the process. The pages stay protected.
+  void fail(Ticket t, const char* why) noexcept;
+  // Lifts a waiting guard without the data (teardown: the memory may be gone; errors ignored).
+  void drop(Ticket t) noexcept;
+
   // Whether the program has touched the range since guard() (false for a released ticket).
   [[nodiscard]] bool touched(Ticket t) const noexcept;
   // Touches so far, of any range. Once a caller sees it grow, touched() of that range is true:
@@ -73,6 +93,7 @@ class PageGuard {
     std::uint64_t touches = 0;         // guards lifted by a fault of the program
     std::uint64_t foreign_faults = 0;  // faults passed on to the program's own handler
     std::uint64_t rechained = 0;       // times guard() found another handler and chained to it
+    std::uint64_t waits = 0;           // touches of a waiting guard (guard_until_landed) that waited
   };
   [[nodiscard]] Counters counters() const noexcept;
 
@@ -88,16 +109,21 @@ class PageGuard {
   PageGuard() = default;
   Status ensure_installed();
 
-  enum State : std::uint32_t { kFree = 0, kArmed, kTouched, kLifting };
+  enum State : std::uint32_t { kFree = 0, kArmed, kTouched, kLifting, kWaiting, kLost };
+  Result<Ticket> protect(const void* addr, std::size_t len, State state, Waiter waiter, void* arg);
+  [[noreturn]] static void lost(const char* why) noexcept;
   struct Slot {
     std::atomic<std::uint32_t> state{kFree};
     std::atomic<std::uint32_t> version{0};
     std::atomic<std::uintptr_t> lo{0};
     std::atomic<std::uintptr_t> hi{0};
     std::atomic<std::uintptr_t> pc{0};  // the touching instruction
+    std::atomic<Waiter> waiter{nullptr};  // kWaiting
+    std::atomic<void*> arg{nullptr};
+    std::atomic<const char*> why{nullptr};  // kLost
   };
   Slot slots_[kMaxGuards];
-  std::atomic<std::uint64_t> guards_{0}, touches_{0}, foreign_{0}, rechained_{0};
+  std::atomic<std::uint64_t> guards_{0}, touches_{0}, foreign_{0}, rechained_{0}, waits_{0};
 };
 
 }  // namespace augur::host

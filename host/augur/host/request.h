@@ -32,6 +32,8 @@ struct Request {
   // Engine-internal: the direct-placement credit this receive holds (-1: none).
   std::int32_t credit_peer = -1;
   std::int32_t credit_slot = -1;
+  // Engine-internal: may complete before all of a rendezvous message is in (early release).
+  bool releasable = false;
   // Engine-internal: the layout of a non-contiguous request (isendv/irecvv; empty: contiguous).
   std::byte* base = nullptr;
   std::vector<relations::ByteRun> runs;
