@@ -6,20 +6,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define N 48
-
 int main(int argc, char** argv) {
   int rank, size;
   const int iters = example_start(&argc, &argv, &rank, &size);
+  const int N = example_size(argc, argv, 48); /* the matrices are N x N */
   const int slaves = size - 1;
   if (slaves < 1 || N % slaves != 0) {
     if (rank == 0) fprintf(stderr, "m3: needs 1 + a divisor of %d ranks\n", N);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int rows = N / slaves;
-  double* b = malloc(sizeof(double) * N * N);
-  double* a = malloc(sizeof(double) * N * N);
-  double* c = malloc(sizeof(double) * N * N);
+  double* b = malloc(sizeof(double) * (size_t)N * N);
+  double* a = malloc(sizeof(double) * (size_t)N * N);
+  double* c = malloc(sizeof(double) * (size_t)N * N);
   if (rank == 0) {
     for (int i = 0; i < N * N; ++i) b[i] = (double)(i % 7);
     for (int s = 1; s <= slaves; ++s) MPI_Send(b, N * N, MPI_DOUBLE, s, 0, MPI_COMM_WORLD);

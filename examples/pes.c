@@ -6,11 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define N 64
-
 int main(int argc, char** argv) {
   int rank, size;
   const int iters = example_start(&argc, &argv, &rank, &size);
+  const int N = example_size(argc, argv, 64); /* the grid is N x N */
   const int rows = N / size;
   /* rows + 2 ghost rows */
   double* u = calloc((size_t)(rows + 2) * N, sizeof *u);

@@ -154,7 +154,7 @@ Status Engine::on_release_read(int peer, const nic::Completion& c) {
   if (index < rd->edge_wrs) --rd->edges;
   if (--rd->left > 0) {
     maybe_release(*rd, cookie);
-    return Status::Ok();
+    return start_reads(peer);  // room for READs still to post (this one's, or the next read's)
   }
   if (rd->released) {
     forget_released(cookie);
