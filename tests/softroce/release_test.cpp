@@ -7,6 +7,7 @@
 // data, the path, and what the counters say was released.
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,9 @@ const Msg kMsgs[] = {
     {kMiB + 333, 5},      // received, then at once sent back to rank 1 from the same buffer
     {kMiB, 6},            // then received into that buffer again (its earlier data settled first)
     {2 * kMiB, 7},        // into malloc'd memory freed at once, the memory reused right after
+    {kMiB, 8},            // three receives posted at once: their READs share the channel's room
+    {kMiB, 9},
+    {kMiB, 10},
 };
 
 Status check_bytes(const std::byte* p, std::size_t n, std::size_t round, const char* what) {
@@ -152,6 +156,21 @@ Status receiver(Engine& e) {
   AUGUR_RETURN_IF_ERROR(e.progress());
   for (std::size_t k = 0; k < 2 * kMiB; ++k) CHECK(again[k] == std::byte{0x3e}, "round 7: reused memory overwritten");
   std::free(again);
+  // 8-10: posted together, so the later ones' READs wait for room behind the first's.
+  std::vector<std::unique_ptr<Pages>> three;
+  std::vector<RequestPtr> reqs;
+  for (std::size_t i = 0; i < 3; ++i) {
+    three.push_back(std::make_unique<Pages>(kMiB + 4096));
+    std::byte* p = three.back()->p + 8;
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr r, e.irecv(p, kMiB, 1, kTag, kCtx, /*releasable=*/true));
+    reqs.push_back(r);
+    ++released;
+    chunks += chunks_for(reinterpret_cast<std::uintptr_t>(p), kMiB);
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    AUGUR_RETURN_IF_ERROR(e.wait(reqs[i], kWaitMs));
+    AUGUR_RETURN_IF_ERROR(check_bytes(three[i]->p + 8, kMiB, 8 + i, "rounds 8-10"));
+  }
   const EngineCounters c = e.counters();
   CHECK(c.release_early - before.release_early == released, "release_early " + std::to_string(c.release_early));
   CHECK(c.release_chunks - before.release_chunks == chunks,
