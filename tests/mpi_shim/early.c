@@ -23,30 +23,11 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "own_fault.h"
 
 enum { kBufs = 3, kWarm = 4, kCycles = 14, kTouchCycle = 8, kGo = 1, kHold = 3 };
 
 static unsigned char value(long round, size_t k) { return (unsigned char)(round * 131 + (long)(k % 251) + 1); }
-
-/* The program's own fault handler: its page is PROT_NONE until touched; the handler opens it. */
-static char* g_own_page;
-static long g_page;
-static volatile sig_atomic_t g_own_faults;
-static void own_handler(int sig, siginfo_t* info, void* uc) {
-  (void)sig, (void)uc;
-  char* a = (char*)info->si_addr;
-  if (a >= g_own_page && a < g_own_page + g_page) {
-    ++g_own_faults;
-    mprotect(g_own_page, (size_t)g_page, PROT_READ | PROT_WRITE);
-    return;
-  }
-  signal(SIGSEGV, SIG_DFL);  /* not ours: fault again and die */
-}
-
-static void own_fault(void) {
-  mprotect(g_own_page, (size_t)g_page, PROT_NONE);
-  ((volatile char*)g_own_page)[0] = 1;
-}
 
 static char* pages(size_t n) {
   void* p = NULL;
@@ -162,13 +143,7 @@ int main(int argc, char** argv) {
     truncate |= strcmp(argv[i], "--truncate") == 0;
   }
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  g_own_page = mmap(NULL, (size_t)g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = own_handler;
-  sa.sa_flags = SA_SIGINFO;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGSEGV, &sa, NULL);
+  own_fault_install();
 
   const size_t big = 2 * g_bytes;  /* room for the longer message */
   const size_t span = (big + (size_t)g_page - 1) / (size_t)g_page * (size_t)g_page;
@@ -231,6 +206,6 @@ int main(int argc, char** argv) {
   for (int b = 0; b < kBufs; ++b) free(bufs[b]);  /* after MPI_Finalize: no speculation is out then */
   free(other);
   free(g_tx);
-  munmap(g_own_page, (size_t)g_page);
+  own_fault_remove();
   return rc;
 }

@@ -19,22 +19,9 @@
 #include <unistd.h>
 
 #include "check.h"
+#include "own_fault.h"
 
 static unsigned char value(long round, size_t k) { return (unsigned char)(round * 57 + (long)(k % 241) + (long)(k / 4099) + 5); }
-
-static char* g_own_page;
-static long g_page;
-static volatile sig_atomic_t g_own_faults;
-static void own_handler(int sig, siginfo_t* info, void* uc) {
-  (void)sig, (void)uc;
-  char* a = (char*)info->si_addr;
-  if (a >= g_own_page && a < g_own_page + g_page) {
-    ++g_own_faults;
-    mprotect(g_own_page, (size_t)g_page, PROT_READ | PROT_WRITE);
-    return;
-  }
-  signal(SIGSEGV, SIG_DFL); /* not ours: fault again and die */
-}
 
 static long g_releasable; /* receives into buffers the runtime could release */
 
@@ -80,14 +67,7 @@ int main(int argc, char** argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   const int rounds = argc > 1 ? atoi(argv[1]) : 2;
-  g_page = sysconf(_SC_PAGESIZE);
-  g_own_page = mmap(NULL, (size_t)g_page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_sigaction = own_handler;
-  sigemptyset(&sa.sa_mask);
-  sa.sa_flags = SA_SIGINFO;
-  sigaction(SIGSEGV, &sa, NULL);
+  own_fault_install();
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   const size_t sizes[] = {256u << 10, 1u << 20, (4u << 20) + 100};
   const size_t kMax = (4u << 20) + 100;
@@ -153,8 +133,7 @@ int main(int argc, char** argv) {
         CHECK(MPI_Recv(at, (int)n, MPI_BYTE, 0, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE) == MPI_SUCCESS, "recv");
         verify(at, n, ++round, "second message into the same buffer");
         /* the program's own fault, with released pages about */
-        mprotect(g_own_page, (size_t)g_page, PROT_NONE);
-        ((volatile char*)g_own_page)[0] = 1;
+        own_fault();
         /* freed at once; the memory handed out again and written */
         unsigned char* heap = malloc(n);
         count_releasable(heap, n);
@@ -219,6 +198,6 @@ int main(int argc, char** argv) {
     fflush(stdout);
   }
   free(tx);
-  munmap(g_own_page, (size_t)g_page);
+  own_fault_remove();
   return finish("mpi_test_release");
 }
