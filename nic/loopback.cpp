@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <deque>
+#include <utility>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -49,9 +50,12 @@ struct Channel {
   UniqueFd fd;  // eventfd: one count per CQ event
 };
 
+// A ring of its capacity: polling neither allocates nor frees, as a NIC's CQ (a touch of an
+// early-released page polls from the SIGSEGV handler).
 struct Cq {
-  std::deque<Completion> q;
-  std::size_t capacity = 0;
+  std::vector<Completion> ring;
+  std::size_t head = 0;
+  std::size_t count = 0;
   Channel* ch = nullptr;
   bool armed = false;
   bool overrun = false;
@@ -186,11 +190,12 @@ bool local_segments(Device& d, std::span<const Sge> sges, std::uint32_t access, 
 }
 
 void push(Cq& cq, const Completion& c) {
-  if (cq.q.size() >= cq.capacity) {
+  if (cq.count >= cq.ring.size()) {
     cq.overrun = true;  // a NIC raises a CQ error event; the next poll reports it
     return;
   }
-  cq.q.push_back(c);
+  cq.ring[(cq.head + cq.count) % cq.ring.size()] = c;
+  ++cq.count;
   if (cq.armed && cq.ch != nullptr) {
     cq.armed = false;
     const std::uint64_t one = 1;
@@ -388,7 +393,7 @@ Result<Cq*> create_cq(int min_entries, Channel* ch) {
     return Status(Code::kInvalidArgument, "loopback: CQ of " + std::to_string(min_entries) + " entries");
   }
   auto* cq = new Cq;
-  cq->capacity = static_cast<std::size_t>(min_entries);
+  cq->ring.resize(static_cast<std::size_t>(min_entries));
   cq->ch = ch;
   return cq;
 }
@@ -405,8 +410,11 @@ Status resize(Cq& cq, int min_entries) {
   }
   Device& d = dev();
   std::lock_guard lock(d.mu);
-  if (static_cast<std::size_t>(min_entries) < cq.q.size()) return Status(Code::kInvalidArgument, "loopback: CQ resized below its fill");
-  cq.capacity = static_cast<std::size_t>(min_entries);
+  if (static_cast<std::size_t>(min_entries) < cq.count) return Status(Code::kInvalidArgument, "loopback: CQ resized below its fill");
+  std::vector<Completion> ring(static_cast<std::size_t>(min_entries));
+  for (std::size_t i = 0; i < cq.count; ++i) ring[i] = cq.ring[(cq.head + i) % cq.ring.size()];
+  cq.ring = std::move(ring);
+  cq.head = 0;
   return Status::Ok();
 }
 
@@ -415,9 +423,10 @@ Result<std::size_t> poll(Cq& cq, std::span<Completion> out) {
   std::lock_guard lock(d.mu);
   if (cq.overrun) return Status(Code::kIo, "loopback: CQ overrun (more completions than its entries)");
   std::size_t n = 0;
-  while (n < out.size() && !cq.q.empty()) {
-    out[n++] = cq.q.front();
-    cq.q.pop_front();
+  while (n < out.size() && cq.count > 0) {
+    out[n++] = cq.ring[cq.head];
+    cq.head = (cq.head + 1) % cq.ring.size();
+    --cq.count;
   }
   return n;
 }
