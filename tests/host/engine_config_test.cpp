@@ -82,6 +82,24 @@ TEST(EngineConfig, TheGuardOfSpeculativePlacementIsOnUnlessTurnedOff) {
   EXPECT_FALSE(c->guard);
 }
 
+TEST(EngineConfig, EarlyReleaseIsOptInAndItsChunkIsBounded) {
+  Result<EngineConfig> c = config_with("AUGUR_EARLY_RELEASE", "0");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_FALSE(c->early_release);
+  EXPECT_EQ(c->release_chunk, 65536u);
+  c = config_with("AUGUR_EARLY_RELEASE", "1");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_TRUE(c->early_release);
+  c = config_with("AUGUR_RELEASE_CHUNK", "16384");
+  ASSERT_TRUE(c.ok()) << c.status().to_string();
+  EXPECT_EQ(c->release_chunk, 16384u);
+  for (const char* bad : {"4095", "0", "2147483648", "64k"}) {
+    c = config_with("AUGUR_RELEASE_CHUNK", bad);
+    ASSERT_FALSE(c.ok()) << bad;
+    EXPECT_NE(c.status().message().find(std::string("AUGUR_RELEASE_CHUNK=") + bad), std::string::npos) << c.status().to_string();
+  }
+}
+
 TEST(EngineConfig, EveryEnumNameGivesItsEnumerator) {
   for (const auto& [name, want] : std::vector<std::pair<std::string, Steering>>{
            {"off", Steering::kOff}, {"posted", Steering::kPosted}, {"predicted", Steering::kPredicted}, {"speculative", Steering::kSpeculative}}) {
