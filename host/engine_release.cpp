@@ -55,14 +55,12 @@ bool Engine::releasable(const PendingRead& pr) const noexcept {
   return hi > lo && hi - lo >= cfg_.release_chunk;
 }
 
-Status Engine::start_release_read(int peer, PendingRead& pr) {
-  Peer& p = peers_[static_cast<std::size_t>(peer)];
+Result<bool> Engine::start_release_read(int peer, PendingRead& pr) {
+  // Registered before the pages are protected (pinning a PROT_NONE page fails). A failure here,
+  // or no guard to be had below, leaves the read to start_reads' plain path, which registers
+  // again (a cache hit) and reports a registration that fails.
   Result<nic::RegCache::Handle> got = recv_cache_->acquire(pr.buf, pr.n);
-  if (!got.ok()) {  // as start_reads: this receive fails, the sender is released
-    finish(*pr.req, Path::kNone, got.status().context("registering the receive buffer for a rendezvous READ"));
-    queue_fin(peer, pr.rts_seq);
-    return Status::Ok();
-  }
+  if (!got.ok()) return false;
   auto it = std::find(reads_.begin(), reads_.end(), nullptr);
   const auto cookie = static_cast<std::uint32_t>(it - reads_.begin());
   auto rd = std::make_unique<Read>(Read{.req = pr.req, .pin = std::move(got.value()), .peer = peer, .rts_seq = pr.rts_seq});
@@ -104,26 +102,20 @@ Status Engine::start_release_read(int peer, PendingRead& pr) {
       if (g) guard_->drop(*g);
     }
     ++counters_.release_declined;
-    const nic::Sge sge{a, static_cast<std::uint32_t>(pr.n), lkey};
-    AUGUR_RETURN_IF_ERROR(p.ch->post_read(cookie, sge, pr.remote.addr, pr.remote.rkey));
-    rd->plan = {};
-    rd->guards.clear();
-    rd->edge_wrs = rd->edges = 0;
-    ++p.reads_in_flight;
-  } else {
-    rd->left = static_cast<std::uint32_t>(rd->plan.wrs.size());
-    counters_.release_chunks += rd->left - rd->edge_wrs;
-    // Room for everything the CQ can hold, so a touch's wait always has somewhere to poll into.
-    if (stash_.size() < static_cast<std::size_t>(cq_entries_)) stash_.resize(static_cast<std::size_t>(cq_entries_));
+    return false;
   }
+  rd->left = static_cast<std::uint32_t>(rd->plan.wrs.size());
+  counters_.release_chunks += rd->left - rd->edge_wrs;
+  // Room for everything the CQ can hold, so a touch's wait always has somewhere to poll into.
+  if (stash_.size() < static_cast<std::size_t>(cq_entries_)) stash_.resize(static_cast<std::size_t>(cq_entries_));
   if (it == reads_.end()) {
     reads_.push_back(std::move(rd));
   } else {
     *it = std::move(rd);
   }
-  if (!guarded) return Status::Ok();
-  p.posting = cookie;
-  return post_layout_reads(peer, *reads_[cookie], cookie);
+  peers_[static_cast<std::size_t>(peer)].posting = cookie;
+  AUGUR_RETURN_IF_ERROR(post_layout_reads(peer, *reads_[cookie], cookie));
+  return true;
 }
 
 void Engine::maybe_release(Read& rd, std::uint32_t cookie) {

@@ -74,9 +74,11 @@ AUGUR_COLD_PATH Status Engine::start_reads(int peer) {
       continue;
     }
     if (pr.req->releasable && releasable(pr)) [[unlikely]] {
-      AUGUR_RETURN_IF_ERROR(start_release_read(peer, pr));
-      if (p.posting >= 0) break;
-      continue;
+      AUGUR_ASSIGN_OR_RETURN(bool started, start_release_read(peer, pr));
+      if (started) {
+        if (p.posting >= 0) break;
+        continue;
+      }
     }
     Result<nic::RegCache::Handle> got = recv_cache_->acquire(pr.buf, pr.n);
     if (!got.ok()) {  // e.g. the cache's bound: this receive fails, the sender is released, the job goes on

@@ -556,7 +556,8 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   void unbusy(const Request* r);
   // Early release (host/engine_release.cpp, docs/early-release.md).
   [[nodiscard]] bool releasable(const PendingRead& pr) const noexcept;
-  Status start_release_read(int peer, PendingRead& pr);
+  // false: not released after all (no guard to be had): read it as any rendezvous.
+  Result<bool> start_release_read(int peer, PendingRead& pr);
   Status on_release_read(int peer, const nic::Completion& c);
   Status land_chunk(Read& rd, std::uint32_t index);
   void maybe_release(Read& rd, std::uint32_t cookie);
