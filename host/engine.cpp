@@ -11,6 +11,7 @@
 
 #include "augur/host/engine.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -112,6 +113,14 @@ Engine::~Engine() {
   for (auto& rd : reads_) {  // data still on its way into released buffers will not come now
     if (rd && rd->released) lose_released(*rd, "the runtime ended (MPI_Finalize or an error) before the message had arrived");
   }
+  for (Peer& p : peers_) {  // released sends never read: their memory is the program's again
+    for (OutMsg& m : p.out) end_release_send(m);
+    for (auto& [seq, m] : p.awaiting_fin) end_release_send(m);
+  }
+  if (staging_ != nullptr) {
+    staging_pin_ = {};
+    munmap(staging_, std::size_t{kStagingSlots} * 2 * PageGuard::page_size());
+  }
   if (cfg_.stats) std::fprintf(stderr, "%s\n", stats_line().c_str());
 }
 
@@ -209,18 +218,25 @@ Result<std::unique_ptr<Engine>> Engine::create(Bootstrap& boot, const EngineConf
   // these cores: spinning made the MPI suites slower there).
   AUGUR_ASSIGN_OR_RETURN(nic::DeviceLimits dev, e->ctx_->limits());
   e->driver_.resolve_auto_wait(!hosts.here_oversubscribed && !assist && !dev.software);
-  // Early release waits in the fault handler by polling the CQ itself, which the assist thread
-  // owns: not combined yet (docs/early-release.md).
+  // Early release of receives waits in the fault handler by polling the CQ itself, which the
+  // assist thread owns: not combined yet. Sends are released only with an assist thread: a store
+  // into a released send waits for its FIN, which needs progress on this rank (the READs and
+  // FINs it owes peers that wait for it) that the faulting thread cannot make from the handler
+  // (docs/early-release.md).
   e->release_ = cfg.early_release && !assist;
+  e->release_sends_ = cfg.early_release && assist;
   if (cfg.early_release && assist) {
     static std::once_flag said;
-    std::call_once(said, [] { std::fprintf(stderr, "augur: AUGUR_EARLY_RELEASE=1 is ignored with an assist thread (not built yet)\n"); });
+    std::call_once(said, [] {
+      std::fprintf(stderr, "augur: AUGUR_EARLY_RELEASE=1 with an assist thread releases blocking sends, not receives (not combined yet)\n");
+    });
   }
-  if (e->release_) {
+  if (e->release_ || e->release_sends_) {
     Result<PageGuard*> g = PageGuard::instance();
     if (!g.ok()) return g.status().context("AUGUR_EARLY_RELEASE=1");
     e->guard_ = g.value();
   }
+  if (e->release_sends_) AUGUR_RETURN_IF_ERROR(e->open_staging().context("AUGUR_EARLY_RELEASE=1"));
   if (e->cfg_.connect_all) AUGUR_RETURN_IF_ERROR(e->connect_all_peers());
   if (assist) AUGUR_RETURN_IF_ERROR(e->start_assist());
   return e;
@@ -324,18 +340,18 @@ Status Engine::await_ready(int first, int last, std::chrono::seconds limit) {
 }
 
 Result<RequestPtr> Engine::isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
-                                 bool synchronous) {
+                                 bool synchronous, bool releasable) {
   AUGUR_RETURN_IF_ERROR(check_send(dest, tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null send buffer with a non-zero count");
   if (len > 0xffffffffu) return Status(Code::kInvalidArgument, "messages are limited to 4 GiB - 1 bytes");
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len));  // its data first
+  if (must_settle(false)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len, false));  // its data first
   auto req = std::make_shared<Request>();
   if (driver_.assisted()) {
-    enqueue(Command::Kind::kSend,
-            {.req = req, .sbuf = buf, .len = len, .peer = dest, .tag = tag, .context = context, .synchronous = synchronous});
+    enqueue(Command::Kind::kSend, {.req = req, .sbuf = buf, .len = len, .peer = dest, .tag = tag, .context = context,
+                                   .synchronous = synchronous, .releasable = releasable});
     return req;
   }
-  AUGUR_RETURN_IF_ERROR(start_send(req, buf, len, dest, tag, context, synchronous));
+  AUGUR_RETURN_IF_ERROR(start_send(req, buf, len, dest, tag, context, synchronous, releasable));
   return req;
 }
 
@@ -360,7 +376,7 @@ Status Engine::check_recv(int source, std::int32_t tag) const {
 }
 
 Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag,
-                          std::uint32_t context, bool synchronous) {
+                          std::uint32_t context, bool synchronous, bool releasable) {
   // A guarded buffer the program touched since the last call has its credit revoked before this
   // message leaves: the revoke goes ahead of it on the connection, so a peer that sends only
   // once it hears from us cannot write into memory the program has touched.
@@ -416,7 +432,13 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
   m.tag = tag;
   m.length = static_cast<std::uint32_t>(len);
   m.req = req;
-  if (eager) {
+  bool released = false;  // early release of a send: done now, its pages write-guarded until the FIN
+  if (releasable && release_sends_ && !eager && !synchronous && req->runs.empty()) [[unlikely]] {
+    AUGUR_ASSIGN_OR_RETURN(released, start_release_send(m, buf, len));
+  }
+  if (released) {
+    m.req = nullptr;
+  } else if (eager) {
     m.type = proto::MsgType::kEager;
     m.user = buf;
     m.gather = !req->runs.empty();  // straight from the runs into the send slot
@@ -443,6 +465,7 @@ Status Engine::start_send(const RequestPtr& req, const void* buf, std::size_t le
     nic::encode(rb, std::span<std::byte, sizeof(nic::RemoteBuffer)>(m.body.data(), m.body.size()));
   }
   peer.out.push_back(std::move(m));
+  if (released) finish(*req, Path::kRendezvous);
   return push_sends(dest);
 }
 
@@ -450,7 +473,7 @@ Result<RequestPtr> Engine::irecv(void* buf, std::size_t len, int source, std::in
                                  bool releasable) {
   AUGUR_RETURN_IF_ERROR(check_recv(source, tag));
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null receive buffer with a non-zero count");
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len));  // the earlier message's data first
+  if (must_settle(true)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len));  // the earlier message's data first
   auto req = std::make_shared<Request>();
   req->releasable = releasable && release_;
   if (driver_.assisted()) {
@@ -587,8 +610,12 @@ Status Engine::fail_peer(int peer, const Status& why) {
   dead_[static_cast<std::size_t>(peer)].store(true, std::memory_order_release);
   for (OutMsg& m : p.out) {
     if (m.req) finish(*m.req, Path::kNone, why);
+    if (m.release_guard) end_release_send(m);  // done already: the memory is the program's again
   }
-  for (auto& [seq, m] : p.awaiting_fin) finish(*m.req, Path::kNone, why);
+  for (auto& [seq, m] : p.awaiting_fin) {
+    if (m.req) finish(*m.req, Path::kNone, why);
+    if (m.release_guard) end_release_send(m);
+  }
   for (OutMsg& m : p.writing) finish(*m.req, Path::kNone, why);
   p.writing.clear();
   p.zones.clear();
@@ -640,7 +667,7 @@ Status Engine::repost_released() {
 Status Engine::progress_once() {
   // Slots copied out since the last call go back first: by now the caller has replied.
   Status first_error = repost_peers_.empty() ? Status::Ok() : repost_released();
-  const InEngine mark(release_);  // a guarded touch's wait must never run inside this
+  const InEngine mark(release_ || release_sends_);  // a guarded touch's wait must never run inside this
   std::span<nic::Completion> wc(wc_);  // a member: no per-poll initialisation on the hot path
   std::size_t n = 0;
   if (stash_n_ == 0) [[likely]] {
@@ -802,7 +829,7 @@ Result<std::uint64_t> Engine::improbe(int source, std::int32_t tag, std::uint32_
 
 Result<RequestPtr> Engine::imrecv(std::uint64_t message, void* buf, std::size_t len, bool releasable) {
   if (buf == nullptr && len > 0) return Status(Code::kInvalidArgument, "null receive buffer with a non-zero count");
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len));
+  if (must_settle(true)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(buf, len));
   auto req = std::make_shared<Request>();
   req->releasable = releasable && release_;
   return receive_taken(message, req, buf, len);

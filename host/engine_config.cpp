@@ -66,6 +66,8 @@ std::string Engine::stats_line() const {
   kv("release_waits", c.release_waits);
   kv("release_settles", c.release_settles);
   kv("release_declined", c.release_declined);
+  kv("release_sends", c.release_sends);
+  kv("release_sends_declined", c.release_sends_declined);
   kv("spec_shared_pages", c.spec_shared_pages);
   kv("arms_carried", c.arms_carried);
   kv("arms_written", c.arms_written);
@@ -133,7 +135,8 @@ EngineCounters Engine::counters() const {
     c.credits_rearmed = credit_counters_.rearmed;
     c.credits_used = credit_counters_.used;
     c.credits_revoked = credit_counters_.revoked;
-    if (release_) c.release_waits = guard_->counters().waits;
+    if (release_ || release_sends_) c.release_waits = guard_->counters().waits;
+    c.release_settles += release_settles_sends_.load(std::memory_order_relaxed);
     for (int peer : active_) {
       const ChannelCounters& cc = peers_[static_cast<std::size_t>(peer)].ch->counters();
       c.arms_carried += cc.arms_carried;

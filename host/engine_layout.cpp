@@ -57,7 +57,7 @@ Result<RequestPtr> Engine::isendv(const relations::Layout& layout, int dest, std
                                               std::to_string(max_layout_runs()) + ": pack them");
   }
   const auto len = static_cast<std::size_t>(relations::RunBytes(norm));
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(relations::Layout{layout.base, norm}));
+  if (must_settle(false)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(relations::Layout{layout.base, norm}, false));
   auto req = std::make_shared<Request>();
   req->base = layout.base;
   req->runs = std::move(norm);
@@ -77,7 +77,7 @@ Result<RequestPtr> Engine::irecvv(const relations::Layout& layout, int source, s
     return norm.empty() ? irecv(nullptr, 0, source, tag, context)
                         : irecv(layout.at(norm[0]), static_cast<std::size_t>(norm[0].length), source, tag, context);
   }
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(relations::Layout{layout.base, norm}));
+  if (must_settle(true)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(relations::Layout{layout.base, norm}));
   auto req = std::make_shared<Request>();
   req->base = layout.base;
   req->runs = std::move(norm);
@@ -95,7 +95,7 @@ Result<RequestPtr> Engine::imrecvv(std::uint64_t message, const relations::Layou
     return norm.empty() ? imrecv(message, nullptr, 0)
                         : imrecv(message, layout.at(norm[0]), static_cast<std::size_t>(norm[0].length));
   }
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(relations::Layout{layout.base, norm}));
+  if (must_settle(true)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(relations::Layout{layout.base, norm}));
   auto req = std::make_shared<Request>();
   req->base = layout.base;
   req->runs = std::move(norm);

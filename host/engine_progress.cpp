@@ -58,7 +58,7 @@ bool Engine::run_commands() {
     Status st;
     switch (c->kind) {
       case Command::Kind::kSend:
-        st = start_send(o.req, o.sbuf, o.len, o.peer, o.tag, o.context, o.synchronous);
+        st = start_send(o.req, o.sbuf, o.len, o.peer, o.tag, o.context, o.synchronous, o.releasable);
         break;
       case Command::Kind::kRecv:
         st = start_recv(o.req, o.rbuf, o.len, o.peer, o.tag, o.context);

@@ -15,6 +15,7 @@
 // engine state but the chunks' guards), and the next progress round handles what it polled.
 
 #include <sched.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -188,9 +189,17 @@ void Engine::lose_released(Read& rd, const std::string& why) {
   rd.released = false;
 }
 
-Status Engine::settle(std::uintptr_t lo, std::uintptr_t hi) {
+Status Engine::settle(std::uintptr_t lo, std::uintptr_t hi, bool writes) {
   if (lo >= hi) return Status::Ok();
   bool counted = false;
+  // A released send's pages: its FIN comes from the assist thread's progress.
+  if (writes && released_sends_live_.load(std::memory_order_acquire) != 0) {
+    AUGUR_ASSIGN_OR_RETURN(const bool waited, guard_->await_landed(reinterpret_cast<const void*>(lo), hi - lo));
+    if (waited) {
+      release_settles_sends_.fetch_add(1, std::memory_order_relaxed);
+      counted = true;
+    }
+  }
   for (;;) {
     bool overlap = false;
     for (std::uint32_t c : released_) {
@@ -210,7 +219,7 @@ Status Engine::settle(std::uintptr_t lo, std::uintptr_t hi) {
   }
 }
 
-Status Engine::settle(const relations::Layout& layout) {
+Status Engine::settle(const relations::Layout& layout, bool writes) {
   if (layout.runs.empty()) return Status::Ok();
   std::int64_t lo = layout.runs[0].offset;
   std::int64_t hi = lo;
@@ -218,7 +227,7 @@ Status Engine::settle(const relations::Layout& layout) {
     lo = std::min(lo, r.offset);
     hi = std::max(hi, r.offset + r.length);
   }
-  return settle(reinterpret_cast<std::uintptr_t>(layout.base + lo), reinterpret_cast<std::uintptr_t>(layout.base + hi));
+  return settle(reinterpret_cast<std::uintptr_t>(layout.base + lo), reinterpret_cast<std::uintptr_t>(layout.base + hi), writes);
 }
 
 void Engine::release_waiter(void* self) noexcept { static_cast<Engine*>(self)->wait_for_release(); }
@@ -249,6 +258,91 @@ void Engine::wait_for_release() noexcept {
   stash_n_ += got;
   if (held > 0) release_lock_.leave();
   if (got == 0) sched_yield();  // rxe does its work in the kernel, on these cores
+}
+
+// Early release of sends (with an assist thread). A blocking send above the eager limit
+// completes at once: the partial pages at its buffer's edges are copied to registered staging
+// memory (they share pages with other data, which the program may store into), its whole pages
+// are write-protected, and the RTS names three runs (head copy, the whole pages, tail copy) that
+// the receiver reads as any non-contiguous source. The program reads the buffer freely; a store
+// into a whole page waits in the fault handler until the FIN lifts the guard. The assist thread
+// makes the progress that brings the FIN meanwhile; without one, the faulting thread would have
+// to, and it cannot from a signal handler: the peer may be waiting for this rank's READs or FINs
+// before it reads ours.
+
+Status Engine::open_staging() {
+  const std::size_t bytes = std::size_t{kStagingSlots} * 2 * PageGuard::page_size();
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) return errno_status(errno, "mmap of the send staging slots");
+  staging_ = static_cast<std::byte*>(p);
+  Result<nic::RegCache::Handle> pin = send_cache_->acquire(staging_, bytes);
+  if (!pin.ok()) return pin.status().context("registering the send staging slots");
+  staging_pin_ = std::move(pin.value());
+  for (std::uint32_t i = kStagingSlots; i > 0; --i) staging_free_.push_back(static_cast<std::int32_t>(i - 1));
+  return Status::Ok();
+}
+
+Result<bool> Engine::start_release_send(OutMsg& m, const void* buf, std::size_t len) {
+  const auto a = reinterpret_cast<std::uintptr_t>(buf);
+  const std::uintptr_t end = a + len;
+  const std::uintptr_t lo = page_up(a);
+  const std::uintptr_t hi = page_down(end);
+  if (hi <= lo || hi - lo < cfg_.release_chunk) return false;
+  if (staging_free_.empty()) {
+    ++counters_.release_sends_declined;
+    return false;
+  }
+  // Registered before the pages are protected, as any rendezvous source (a cache hit later).
+  AUGUR_ASSIGN_OR_RETURN(nic::RegCache::Handle pin, send_cache_->acquire(buf, len));
+  Result<PageGuard::Ticket> t =
+      guard_->guard_writes_until_landed(reinterpret_cast<void*>(lo), hi - lo, &Engine::release_send_waiter, this);
+  if (!t.ok()) {  // shares a page with another guard, or none is free
+    ++counters_.release_sends_declined;
+    return false;
+  }
+  const std::int32_t slot = staging_free_.back();
+  staging_free_.pop_back();
+  const std::uintptr_t pg = PageGuard::page_size();
+  std::byte* st = staging_ + static_cast<std::size_t>(slot) * 2 * pg;
+  std::vector<proto::RemoteRun> runs;
+  if (a < lo) {
+    std::memcpy(st, buf, lo - a);
+    runs.push_back({reinterpret_cast<std::uintptr_t>(st), static_cast<std::uint32_t>(lo - a), staging_pin_.rkey()});
+  }
+  runs.push_back({lo, static_cast<std::uint32_t>(hi - lo), pin.rkey()});
+  if (hi < end) {
+    std::memcpy(st + pg, reinterpret_cast<const void*>(hi), end - hi);
+    runs.push_back({reinterpret_cast<std::uintptr_t>(st + pg), static_cast<std::uint32_t>(end - hi), staging_pin_.rkey()});
+  }
+  m.type = proto::MsgType::kRtsRuns;
+  m.body.resize(proto::run_list_bytes(runs.size()));
+  proto::encode_run_list(len, runs, m.body);
+  m.pin = std::move(pin);
+  m.release_guard = t.value();
+  m.staging = slot;
+  released_sends_live_.fetch_add(1, std::memory_order_acq_rel);
+  ++counters_.release_sends;
+  return true;
+}
+
+void Engine::end_release_send(OutMsg& m) noexcept {
+  if (m.release_guard) {
+    guard_->drop(*m.release_guard);  // read-write again; waiting stores go on
+    m.release_guard.reset();
+    released_sends_live_.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  if (m.staging >= 0) {
+    staging_free_.push_back(m.staging);
+    m.staging = -1;
+  }
+}
+
+void Engine::release_send_waiter(void* /*self*/) noexcept {
+  if (t_in_engine) {
+    die("augur: internal error: the runtime stored into the buffer of an early-released send while making progress "
+        "(AUGUR_EARLY_RELEASE=0 avoids it); please report this\n");
+  }
+  sched_yield();  // the assist thread brings the FIN
 }
 
 }  // namespace augur::host

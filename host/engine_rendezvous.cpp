@@ -115,7 +115,11 @@ Status Engine::on_fin(int peer, std::uint32_t rts_seq) {
   if (it == p.awaiting_fin.end()) {
     return Status(Code::kProtocol, "FIN from rank " + std::to_string(peer) + " for unknown RTS " + std::to_string(rts_seq));
   }
-  finish(*it->second.req, Path::kRendezvous);
+  if (it->second.req) {
+    finish(*it->second.req, Path::kRendezvous);
+  } else {
+    end_release_send(it->second);  // done at its start: now the program may store into it
+  }
   p.awaiting_fin.erase(it);  // unpins the send buffer
   return Status::Ok();
 }

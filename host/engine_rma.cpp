@@ -20,7 +20,7 @@ constexpr std::uint32_t kSelfPsn = 0x5e1f;
 
 Result<std::unique_ptr<nic::MemoryRegion>> Engine::expose(void* addr, std::size_t len) {
   if (addr == nullptr || len == 0) return Status(Code::kInvalidArgument, "exposing an empty region");
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(addr, len));  // registering needs its pages
+  if (must_settle(true)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(addr, len));  // registering needs its pages
   Result<std::unique_ptr<nic::MemoryRegion>> out = Status(Code::kInternal, "not run");
   // Registration touches the PD the assist thread also registers through.
   call_in_assist([&] {
@@ -52,7 +52,7 @@ Status Engine::check_rma(int peer, RmaOp op, const void* local, std::size_t len,
 Result<RequestPtr> Engine::rma(int peer, RmaOp op, void* local, std::size_t len, RmaTarget to, std::uint64_t operand,
                                std::uint64_t swap) {
   AUGUR_RETURN_IF_ERROR(check_rma(peer, op, local, len, to));
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(local, len));
+  if (must_settle(op != RmaOp::kPut)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(local, len, op != RmaOp::kPut));
   auto req = std::make_shared<Request>();
   req->source = peer;
   req->length = len;
@@ -71,7 +71,7 @@ Status Engine::rma_untracked(int peer, RmaOp op, void* local, std::size_t len, R
   if (op != RmaOp::kPut && op != RmaOp::kGet) return Status(Code::kInvalidArgument, "only puts and gets go untracked");
   AUGUR_RETURN_IF_ERROR(check_rma(peer, op, local, len, to));
   if (len == 0) return Status::Ok();
-  if (!released_.empty()) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(local, len));
+  if (must_settle(op != RmaOp::kPut)) [[unlikely]] AUGUR_RETURN_IF_ERROR(settle(local, len, op != RmaOp::kPut));
   rma_pending_[static_cast<std::size_t>(peer)].fetch_add(1, std::memory_order_acq_rel);
   Status st;
   call_in_assist([&] { st = start_rma(peer, {nullptr, op, local, len, to, 0, 0}); });

@@ -127,16 +127,49 @@ Status PageGuard::ensure_installed() {
 }
 
 Result<PageGuard::Ticket> PageGuard::guard(const void* addr, std::size_t len) {
-  return protect(addr, len, kArmed, nullptr, nullptr);
+  return protect(addr, len, kArmed, nullptr, nullptr, PROT_NONE);
 }
 
 Result<PageGuard::Ticket> PageGuard::guard_until_landed(const void* addr, std::size_t len, Waiter waiter, void* arg) {
   const auto a = reinterpret_cast<std::uintptr_t>(addr);
   if ((a | len) & (page_size() - 1)) return Status(Code::kInvalidArgument, "page guard: a waiting guard must cover whole pages");
-  return protect(addr, len, kWaiting, waiter, arg);
+  return protect(addr, len, kWaiting, waiter, arg, PROT_NONE);
 }
 
-Result<PageGuard::Ticket> PageGuard::protect(const void* addr, std::size_t len, State state, Waiter waiter, void* arg) {
+Result<PageGuard::Ticket> PageGuard::guard_writes_until_landed(const void* addr, std::size_t len, Waiter waiter, void* arg) {
+  const auto a = reinterpret_cast<std::uintptr_t>(addr);
+  if ((a | len) & (page_size() - 1)) return Status(Code::kInvalidArgument, "page guard: a waiting guard must cover whole pages");
+  return protect(addr, len, kWaiting, waiter, arg, PROT_READ);
+}
+
+Result<bool> PageGuard::await_landed(const void* addr, std::size_t len) noexcept {
+  bool waited = false;
+  if (len == 0) return waited;
+  const Range r = pages_of(addr, len);
+  for (Slot& s : slots_) {
+    const std::uint32_t version = s.version.load(std::memory_order_acquire);
+    for (;;) {
+      const std::uint32_t st = s.state.load(std::memory_order_acquire);
+      if ((st != kWaiting && st != kLost) || s.version.load(std::memory_order_relaxed) != version) break;
+      if (r.hi <= s.lo.load(std::memory_order_relaxed) || s.hi.load(std::memory_order_relaxed) <= r.lo) break;
+      if (st == kLost) {
+        const char* why = s.why.load(std::memory_order_relaxed);
+        return Status(Code::kDataLoss, why != nullptr ? why : "page guard: the data will not come");
+      }
+      waited = true;
+      const Waiter w = s.waiter.load(std::memory_order_relaxed);
+      if (w != nullptr) {
+        w(s.arg.load(std::memory_order_relaxed));
+      } else {
+        sched_yield();
+      }
+    }
+  }
+  return waited;
+}
+
+Result<PageGuard::Ticket> PageGuard::protect(const void* addr, std::size_t len, State state, Waiter waiter, void* arg,
+                                             int prot) {
   if (addr == nullptr || len == 0) return Status(Code::kInvalidArgument, "page guard: empty range");
   const Range r = pages_of(addr, len);
   std::lock_guard lock(g_mu);
@@ -163,7 +196,7 @@ Result<PageGuard::Ticket> PageGuard::protect(const void* addr, std::size_t len, 
   const std::uint32_t version = s.version.fetch_add(1, std::memory_order_relaxed) + 1;
   // Armed before the pages are protected: no fault can come from them before this store.
   s.state.store(state, std::memory_order_release);
-  if (mprotect(reinterpret_cast<void*>(r.lo), r.hi - r.lo, PROT_NONE) != 0) {
+  if (mprotect(reinterpret_cast<void*>(r.lo), r.hi - r.lo, prot) != 0) {
     const int err = errno;
     s.state.store(kFree, std::memory_order_release);
     return errno_status(err, "page guard: mprotect");

@@ -59,7 +59,7 @@ void set_status_empty(MPI_Status* st) {
 }
 
 Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
-               std::uint32_t ctx, bool synchronous) {
+               std::uint32_t ctx, bool synchronous, bool releasable) {
   r.kind = ReqKind::kSend;
   r.type = t;
   r.comm = c;
@@ -84,9 +84,10 @@ Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, in
     r.tmp.resize(static_cast<std::size_t>(n));
     AUGUR_ERR_RETURN(pack(buf, count, *t, r.tmp.data()));
     data = r.tmp.data();
+    releasable = false;  // our copy, not the program's buffer
   }
-  auto er = S().engine->isend(data, static_cast<std::size_t>(n), c->peer_world(peer), tag, ctx,
-                              synchronous);
+  auto er = S().engine->isend(data, static_cast<std::size_t>(n), c->peer_world(peer), tag, ctx, synchronous,
+                              releasable && ctx == c->p2p_ctx());
   if (!er.ok()) return from_status(er.status());
   r.er = std::move(er.value());
   return ok();
@@ -377,8 +378,13 @@ int blocking_send(const char* fn, SendMode mode, const void* buf, int count, MPI
   AUGUR_MPI_CHECK(comm, fn, check_p2p(buf, count, datatype, dest, tag, comm, false));
   Req r;
   CommPtr c = comm_ptr(comm);
+  // Early release (AUGUR_EARLY_RELEASE with an assist thread) only here, for blocking sends: a
+  // nonblocking send done at once would let a program that tests it store into its buffer, and
+  // wait there, where without the mode it would have gone on to other work.
+  const bool releasable = mode != SendMode::kSynchronous && !windows_open();
   AUGUR_MPI_CHECK(comm, fn,
-                  start_send(r, buf, count, type_ptr(datatype), dest, tag, c, c->p2p_ctx(), mode == SendMode::kSynchronous));
+                  start_send(r, buf, count, type_ptr(datatype), dest, tag, c, c->p2p_ctx(), mode == SendMode::kSynchronous,
+                             releasable));
   AUGUR_MPI_CHECK(comm, fn, wait_req(r));
   AUGUR_MPI_CHECK(comm, fn, req_finish(r, MPI_STATUS_IGNORE));
   return MPI_SUCCESS;

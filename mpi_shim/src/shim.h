@@ -396,9 +396,13 @@ Err wait_engine(const host::RequestPtr& r);
 
 // Starts a send/receive of `count` copies of `t`; `peer` is a comm rank (or PROC_NULL /
 // ANY_SOURCE); `ctx` the engine context. `synchronous`: MPI_Ssend semantics (completes once
-// the receiver has matched it).
+// the receiver has matched it). `releasable`: a blocking send from the program's own buffer, which
+// AUGUR_EARLY_RELEASE may complete before the receiver has read it (docs/early-release.md).
 Err start_send(Req& r, const void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
-               std::uint32_t ctx, bool synchronous = false);
+               std::uint32_t ctx, bool synchronous = false, bool releasable = false);
+// Whether the program has a one-sided window: early release of sends is off while it has (a
+// peer's put into a released send's memory would change what the receiver reads).
+bool windows_open();
 Err start_recv(Req& r, void* buf, std::int64_t count, const TypePtr& t, int peer, int tag, const CommPtr& c,
                std::uint32_t ctx,
                std::uint64_t message = 0);

@@ -672,6 +672,10 @@ Err unlock_one(Win& w, Held how, int target) {
 
 }  // namespace
 
+bool windows_open() {
+  return std::any_of(g_wins.begin() + 1, g_wins.end(), [](const std::shared_ptr<Win>& w) { return w != nullptr; });
+}
+
 // --- shim-internal interface (shim.h) --------------------------------------------------------------
 
 Err drop_windows() {

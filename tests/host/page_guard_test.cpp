@@ -325,6 +325,53 @@ TEST(PageGuard, AThreadWaitsWhileAnotherLands) {
   EXPECT_EQ(77, seen.load());
 }
 
+// Write guards (guard_writes_until_landed: early release of a send, whose pages the NIC is still
+// reading): loads go on untouched, a store waits until the owner lands the guard.
+TEST(PageGuard, AWriteGuardLetsLoadsThroughAndHoldsAStoreUntilLanded) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Aliased m(3);
+  std::memset(m.view, 4, m.bytes);
+  Landing l{.g = &g, .to = m.nic, .len = 0, .land_at = 2};  // lands on its second call, moving nothing
+  Result<PageGuard::Ticket> t = g.guard_writes_until_landed(m.view + page, page, &Landing::wait, &l);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  l.t = *t;
+  const std::uint64_t waits = g.counters().waits;
+  EXPECT_EQ(4, static_cast<volatile char*>(m.view)[page + 7]);  // a load: no fault, no wait
+  EXPECT_EQ(0, l.calls);
+  EXPECT_EQ(waits, g.counters().waits);
+  static_cast<volatile char*>(m.view)[page + 7] = 8;  // a store: waits for two calls, then lands
+  EXPECT_EQ(2, l.calls);
+  EXPECT_EQ(waits + 1, g.counters().waits);
+  EXPECT_EQ(8, m.nic[page + 7]);  // the store happened once the guard was gone
+  EXPECT_EQ(4, m.nic[page + 6]);
+  EXPECT_EQ(Code::kNotFound, g.land(*t).code());
+  EXPECT_EQ(Code::kInvalidArgument, g.guard_writes_until_landed(m.view + 1, page, nullptr, nullptr).status().code());
+}
+
+TEST(PageGuard, AwaitLandedWaitsOnlyForWaitingGuardsItOverlaps) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  Aliased m(4);
+  Result<PageGuard::Ticket> t = g.guard_writes_until_landed(m.view + 2 * page, page, nullptr, nullptr);
+  ASSERT_TRUE(t.ok());
+  Result<bool> apart = g.await_landed(m.view, 2 * page);  // the pages before it: nothing to wait for
+  ASSERT_TRUE(apart.ok());
+  EXPECT_FALSE(*apart);
+  std::atomic<bool> landed{false};
+  std::thread owner([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    landed = true;
+    EXPECT_TRUE(g.land(*t).ok());
+  });
+  Result<bool> over = g.await_landed(m.view + page, 2 * page);  // overlaps it: waits for the owner
+  owner.join();
+  ASSERT_TRUE(over.ok());
+  EXPECT_TRUE(*over);
+  EXPECT_TRUE(landed.load());
+  m.view[2 * page] = 1;  // read-write again
+}
+
 struct Child {
   int status = 0;
   std::string out;

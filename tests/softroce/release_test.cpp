@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -231,6 +232,108 @@ Status off_main(std::uint16_t port, int rank) {
 }
 
 TEST(Release, OffByDefault) { run_ranks(2, off_main); }
+
+// Early release of sends (with an assist thread at the sender): a blocking send above the eager
+// limit completes at once; the sender stores into its buffer right after, and those stores wait
+// until the receiver has read it. The receiver posts each receive 100 ms late, so the stores come
+// long before the READ could: it must still find the bytes as they were at the send.
+struct SendRound {
+  std::size_t bytes;
+  std::size_t offset;  // into a page-aligned buffer
+  bool released;
+  const char* what;
+};
+const SendRound kSendRounds[] = {
+    {kMiB, 100, true, "both edges, overwritten at once"},
+    {kMiB, 100, true, "the same buffer sent again"},
+    {256u << 10, 0, true, "page-aligned"},
+    {32u << 10, 0, false, "fewer whole pages than a chunk"},
+    {kMiB, 8, false, "synchronous"},
+    {kMiB, 4000, true, "received into at once"},
+    {2 * kMiB, 16, true, "freed at once, the memory reused"},
+    {kMiB, 8, false, "not marked releasable (a nonblocking send)"},
+};
+constexpr std::size_t kBack = 5;  // the round after which the receiver sends into the sender's buffer
+
+Status release_sender(Engine& e) {
+  CHECK(e.early_release_sends() && !e.early_release(), "with an assist thread only sends are released");
+  const EngineCounters before = e.counters();
+  std::uint64_t expect = 0;
+  Pages a(2 * kMiB + 8192);
+  for (std::size_t i = 0; i < std::size(kSendRounds); ++i) {
+    const SendRound& r = kSendRounds[i];
+    std::byte* buf = a.p + r.offset;
+    std::byte* heap = nullptr;
+    if (i == 6) buf = heap = static_cast<std::byte*>(std::malloc(r.bytes));
+    CHECK(buf != nullptr, "malloc");
+    if (i != 1) {
+      for (std::size_t k = 0; k < r.bytes; ++k) buf[k] = pattern(20 + i, k);
+    }
+    const std::uint64_t sends = e.counters().release_sends;
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e.isend(buf, r.bytes, 0, kTag, kCtx, /*synchronous=*/i == 4, /*releasable=*/i != 7));
+    AUGUR_RETURN_IF_ERROR(e.wait(s, kWaitMs));
+    CHECK(s->path == Path::kRendezvous, std::string(r.what) + ": path " + std::to_string(int(s->path)));
+    CHECK((e.counters().release_sends == sends + 1) == r.released, std::string(r.what) + (r.released ? ": not released" : ": released"));
+    if (r.released) ++expect;
+    if (i == 0) {  // round 1's bytes overwritten with round 2's at once: each store waits for the READ
+      for (std::size_t k = 0; k < r.bytes; ++k) buf[k] = pattern(21, k);
+    } else if (i == kBack) {  // a receive into the buffer at once: it waits for the READ first
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr back, e.irecv(buf, r.bytes, 0, kTag, kCtx));
+      AUGUR_RETURN_IF_ERROR(e.wait(back, kWaitMs));
+      AUGUR_RETURN_IF_ERROR(check_bytes(buf, r.bytes, 40, "received into a released send's buffer"));
+    } else if (heap != nullptr) {  // freed, handed out again, written at once
+      std::free(heap);
+      auto* again = static_cast<std::byte*>(std::malloc(r.bytes));
+      CHECK(again != nullptr, "malloc");
+      std::memset(again, 0x3e, r.bytes);
+      for (std::size_t k = 0; k < r.bytes; ++k) CHECK(again[k] == std::byte{0x3e}, "reused memory overwritten");
+      std::free(again);
+    }
+  }
+  const EngineCounters c = e.counters();
+  CHECK(c.release_sends - before.release_sends == expect, "release_sends " + std::to_string(c.release_sends));
+  CHECK(c.release_sends_declined == before.release_sends_declined, "release_sends_declined");
+  CHECK(c.release_early == 0 && c.release_chunks == 0, "a receive was released with an assist thread");
+  std::fprintf(stderr, "release_test: %llu sends released, %llu stores waited, %llu calls settled first\n",
+               static_cast<unsigned long long>(c.release_sends), static_cast<unsigned long long>(c.release_waits),
+               static_cast<unsigned long long>(c.release_settles));
+  CHECK(c.release_waits > before.release_waits, "no store waited for its READ");
+  return Status::Ok();
+}
+
+Status release_receiver(Engine& e) {
+  std::vector<std::byte> in(2 * kMiB);
+  for (std::size_t i = 0; i < std::size(kSendRounds); ++i) {
+    const SendRound& r = kSendRounds[i];
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the sender's stores come first
+    AUGUR_ASSIGN_OR_RETURN(RequestPtr q, e.irecv(in.data(), r.bytes, 1, kTag, kCtx));
+    AUGUR_RETURN_IF_ERROR(e.wait(q, kWaitMs));
+    AUGUR_RETURN_IF_ERROR(check_bytes(in.data(), r.bytes, 20 + i, r.what));
+    if (i == kBack) {
+      for (std::size_t k = 0; k < r.bytes; ++k) in[k] = pattern(40, k);
+      AUGUR_ASSIGN_OR_RETURN(RequestPtr s, e.isend(in.data(), r.bytes, 1, kTag, kCtx));
+      AUGUR_RETURN_IF_ERROR(e.wait(s, kWaitMs));
+    }
+  }
+  return Status::Ok();
+}
+
+Status release_sends_main(std::uint16_t port, int rank) {
+  Job j;
+  AUGUR_ASSIGN_OR_RETURN(j.boot, TcpBootstrap::connect(testing::bootstrap_host(), port, rank, 2, std::chrono::seconds(120)));
+  EngineConfig cfg{.slots = 16, .eager_limit = 8192, .steering = Steering::kOff};
+  cfg.early = EngineConfig::Early::kOff;
+  cfg.early_release = rank == 1;
+  cfg.release_chunk = kChunk;
+  if (rank == 1) cfg.assist = EngineConfig::Assist::kOn;
+  AUGUR_ASSIGN_OR_RETURN(j.e, Engine::create(*j.boot, cfg));
+  AUGUR_RETURN_IF_ERROR(rank == 0 ? release_receiver(*j.e) : release_sender(*j.e));
+  for (int i = 0; i < 100000 && !j.e->quiet(); ++i) AUGUR_RETURN_IF_ERROR(j.e->progress());
+  CHECK(j.e->quiet(), "not quiet at the end");
+  return j.boot->fence();
+}
+
+TEST(Release, ABlockingSendReturnsBeforeItsReadAndStoresIntoItWait) { run_ranks(2, release_sends_main); }
 
 }  // namespace
 }  // namespace augur::host

@@ -93,7 +93,9 @@ struct EngineConfig {
   // Early release (AUGUR_EARLY_RELEASE, docs/early-release.md): a contiguous rendezvous receive
   // whose buffer holds at least release_chunk bytes of whole pages completes once its edge pages
   // are in; the rest is read in page-aligned chunks behind page guards, and a touch of a chunk
-  // waits for it. Not with an assist thread.
+  // waits for it. Not with an assist thread. With one, sends are released instead: a rendezvous
+  // send completes at once, its whole pages write-protected until the FIN (the assist thread
+  // makes the progress a store waits for).
   bool early_release = false;
   std::uint32_t release_chunk = 64u << 10;  // AUGUR_RELEASE_CHUNK: smallest chunk, and the smallest interior released
 };
@@ -150,6 +152,8 @@ struct EngineCounters {
   std::uint64_t release_waits = 0;    // touches of a guarded chunk that waited for its data (the process's)
   std::uint64_t release_settles = 0;  // calls that first waited for released data their buffer overlaps
   std::uint64_t release_declined = 0; // eligible receives read whole instead (no guard to be had)
+  std::uint64_t release_sends = 0;    // sends completed before the receiver had read them (assist thread)
+  std::uint64_t release_sends_declined = 0;  // eligible sends that waited for their FIN instead (no guard or edge slot)
   std::uint64_t spec_shared_pages = 0;  // not speculated (guarded): the buffer shares its pages with other memory
   std::uint64_t arms_carried = 0;  // arm words that rode on messages to their peer (no write of their own)
   std::uint64_t arms_written = 0;  // arm words queued to ride but written alone (the peer got no message in time)
@@ -183,8 +187,11 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   // The buffer must stay valid and unchanged until the request is done (MPI semantics).
   // `synchronous` (MPI_Ssend): the request completes only once the receiver has matched the
   // message, so every size goes by rendezvous (the FIN says so).
+  // `releasable`: with AUGUR_EARLY_RELEASE and an assist thread, a rendezvous send may complete
+  // before the receiver has read it (docs/early-release.md); its whole pages stay write-protected
+  // until then, and a store into one waits.
   Result<RequestPtr> isend(const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
-                           bool synchronous = false);
+                           bool synchronous = false, bool releasable = false);
   // `releasable`: with AUGUR_EARLY_RELEASE the request may complete before all of a rendezvous
   // message is in (docs/early-release.md); the caller hands the buffer to the program then, not to
   // code of its own that runs inside a guarded touch's wait.
@@ -289,8 +296,10 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
     void (*leave)() = nullptr;
   };
   void set_release_lock(ReleaseLock l) noexcept { release_lock_ = l; }
-  // Whether early release is on (AUGUR_EARLY_RELEASE, and no assist thread).
+  // Whether early release of receives is on (AUGUR_EARLY_RELEASE, and no assist thread), and of
+  // sends (AUGUR_EARLY_RELEASE with an assist thread).
   [[nodiscard]] bool early_release() const noexcept { return release_; }
+  [[nodiscard]] bool early_release_sends() const noexcept { return release_sends_; }
   // Where the assist thread runs (null without one).
   [[nodiscard]] const Placement* assist_placement() const noexcept { return driver_.assisted() ? &placement_ : nullptr; }
   // How waits wait: AUGUR_WAIT, with auto decided at create (spin or hybrid).
@@ -347,6 +356,10 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
     bool gather = false;          // eager from req->runs
     bool may_write = false;       // kRts that a landing credit may carry instead (contiguous, not synchronous)
     std::vector<nic::RegCache::Handle> pins;  // kRtsRuns: the layout stays registered until FIN
+    // An early-released send (req already done): its whole pages' write guard and the staging
+    // slot holding copies of its partial edge pages, both given back at the FIN.
+    std::optional<PageGuard::Ticket> release_guard;
+    std::int32_t staging = -1;
   };
   struct Read {
     RequestPtr req;
@@ -412,6 +425,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
       std::int32_t tag = 0;
       std::uint32_t context = 0;
       bool synchronous = false;  // kSend, kSendV
+      bool releasable = false;   // kSend
     };
     Kind kind = Kind::kCall;
     Op op;
@@ -421,7 +435,7 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
 
   Engine(Bootstrap& boot, const EngineConfig& cfg);
   Status start_send(const RequestPtr& req, const void* buf, std::size_t len, int dest, std::int32_t tag, std::uint32_t context,
-                    bool synchronous);
+                    bool synchronous, bool releasable = false);
   Status start_recv(const RequestPtr& req, void* buf, std::size_t len, int source, std::int32_t tag, std::uint32_t context);
   Status check_send(int dest, std::int32_t tag) const;
   Status check_recv(int source, std::int32_t tag) const;
@@ -564,14 +578,26 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   void forget_released(std::uint32_t cookie);
   void lose_released(Read& rd, const std::string& why);
   // Waits for released data overlapping [lo, hi) before a call that uses that memory.
-  Status settle(std::uintptr_t lo, std::uintptr_t hi);
-  Status settle(const void* buf, std::size_t len) {
+  // `writes`: the call writes the memory or pins it for writing (a send only reads it).
+  Status settle(std::uintptr_t lo, std::uintptr_t hi, bool writes = true);
+  Status settle(const void* buf, std::size_t len, bool writes = true) {
     const auto lo = reinterpret_cast<std::uintptr_t>(buf);
-    return settle(lo, lo + len);
+    return settle(lo, lo + len, writes);
   }
-  Status settle(const relations::Layout& layout);
+  Status settle(const relations::Layout& layout, bool writes = true);
   static void release_waiter(void* self) noexcept;  // PageGuard::Waiter
   void wait_for_release() noexcept;
+  // Early release of sends (assist thread): makes m a kRtsRuns of the edges' copies and the
+  // whole pages, write-guarded; false: not released (m untouched), send it as any rendezvous.
+  Result<bool> start_release_send(OutMsg& m, const void* buf, std::size_t len);
+  Status open_staging();  // at create
+  void end_release_send(OutMsg& m) noexcept;  // at its FIN, or when its peer fails
+  static void release_send_waiter(void* self) noexcept;  // PageGuard::Waiter
+  // Whether a call given [buf, buf + len) must first wait for released data there: a receive's
+  // (whether the call writes it), or a send's (the call writes it, or pins it for writing).
+  [[nodiscard]] bool must_settle(bool writes) const noexcept {
+    return !released_.empty() || (writes && released_sends_live_.load(std::memory_order_acquire) != 0);
+  }
   // One-sided (host/engine_rma.cpp).
   Status check_rma(int peer, RmaOp op, const void* local, std::size_t len, RmaTarget to) const;
   Status start_rma(int peer, RmaStart op);
@@ -647,6 +673,16 @@ class Engine final : private ProgressTarget, private Wireup::Handler {
   std::vector<nic::Completion> stash_;
   std::size_t stash_n_ = 0;
   ReleaseLock release_lock_{};
+  // Early release of sends (with an assist thread): released sends whose FIN has not come (read
+  // by application threads before they hand memory to a receive), and the registered staging
+  // slots for the copies of their edge pages (two pages each; free ones listed).
+  bool release_sends_ = false;
+  std::atomic<std::uint32_t> released_sends_live_{0};
+  std::atomic<std::uint64_t> release_settles_sends_{0};  // counted by application threads
+  static constexpr std::uint32_t kStagingSlots = 64;
+  std::byte* staging_ = nullptr;  // kStagingSlots * 2 pages, page-aligned (mmap'd)
+  nic::RegCache::Handle staging_pin_{};
+  std::vector<std::int32_t> staging_free_;
   // A receive posted but not yet shown to the predictor (note_receive).
   struct PendingObserve {
     const void* buf = nullptr;

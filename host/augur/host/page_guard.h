@@ -66,6 +66,13 @@ class PageGuard {
   // land() lifts the guard, then its access runs again. `addr` and `len` must be page-aligned.
   using Waiter = void (*)(void* arg) noexcept;
   Result<Ticket> guard_until_landed(const void* addr, std::size_t len, Waiter waiter, void* arg);
+  // The same for a range the NIC is still reading (early release of a send): the pages stay
+  // readable (PROT_READ), and only a store waits, until land().
+  Result<Ticket> guard_writes_until_landed(const void* addr, std::size_t len, Waiter waiter, void* arg);
+  // Waits (calling each guard's waiter) until no waiting guard holds a page of [addr, addr + len):
+  // for a caller about to hand the memory to something a fault would not stop (a NIC, a system
+  // call); true if it waited. kDataLoss if one of them was failed.
+  Result<bool> await_landed(const void* addr, std::size_t len) noexcept;
   // The owner's side: the range's data is in; the pages become read-write and waiting touches go
   // on. kNotFound for a ticket already landed or released.
   Status land(Ticket t);
@@ -110,7 +117,7 @@ class PageGuard {
   Status ensure_installed();
 
   enum State : std::uint32_t { kFree = 0, kArmed, kTouched, kLifting, kWaiting, kLost };
-  Result<Ticket> protect(const void* addr, std::size_t len, State state, Waiter waiter, void* arg);
+  Result<Ticket> protect(const void* addr, std::size_t len, State state, Waiter waiter, void* arg, int prot);
   [[noreturn]] static void lost(const char* why) noexcept;
   struct Slot {
     std::atomic<std::uint32_t> state{kFree};
