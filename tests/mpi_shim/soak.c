@@ -318,7 +318,10 @@ static void iteration(long it, long max_bytes, long eager, MPI_Comm halo, MPI_Co
     g_coll_calls += 4;
   }
 
-  /* 6. A fresh buffer to the right neighbour: new memory for the registration cache. */
+  /* 6. A fresh buffer to the right neighbour: new memory for the registration cache. Every
+   * other iteration by blocking MPI_Send and MPI_Recv (even ranks send first), the buffer
+   * rewritten the moment MPI_Send returns (AUGUR_EARLY_RELEASE with an assist thread releases
+   * such sends early: those stores wait until the receiver has read the message). */
   {
     long n = size_draw(&rng, eager, max_bytes);
     unsigned char* fresh = malloc((size_t)n + 1);
@@ -330,7 +333,17 @@ static void iteration(long it, long max_bytes, long eager, MPI_Comm halo, MPI_Co
       return;
     }
     fill(fresh, (size_t)n, key(it, 7, g_rank, right));
-    MPI_OK(MPI_Sendrecv(fresh, (int)n, MPI_BYTE, right, 7, got, (int)n, MPI_BYTE, left, 7, halo, MPI_STATUS_IGNORE));
+    if ((it & 1) || g_size < 2) { /* one rank: a blocking send to itself could wait forever */
+      MPI_OK(MPI_Sendrecv(fresh, (int)n, MPI_BYTE, right, 7, got, (int)n, MPI_BYTE, left, 7, halo, MPI_STATUS_IGNORE));
+    } else if ((g_rank & 1) == 0) {
+      MPI_OK(MPI_Send(fresh, (int)n, MPI_BYTE, right, 7, halo));
+      fill(fresh, (size_t)n, key(it, 8, g_rank, right));
+      MPI_OK(MPI_Recv(got, (int)n, MPI_BYTE, left, 7, halo, MPI_STATUS_IGNORE));
+    } else {
+      MPI_OK(MPI_Recv(got, (int)n, MPI_BYTE, left, 7, halo, MPI_STATUS_IGNORE));
+      MPI_OK(MPI_Send(fresh, (int)n, MPI_BYTE, right, 7, halo));
+      fill(fresh, (size_t)n, key(it, 8, g_rank, right));
+    }
     long bad = verify(got, (size_t)n, key(it, 7, left, g_rank));
     if (bad >= 0) FAIL("iteration %ld: fresh buffer of %ld bytes from %d: byte %ld differs", it, n, left, bad);
     free(fresh);
