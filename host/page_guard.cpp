@@ -1,5 +1,7 @@
 #include "augur/host/page_guard.h"
 
+#include "augur/nic/mem_release.h"
+
 #include <signal.h>
 #include <sys/mman.h>
 #include <ucontext.h>
@@ -83,6 +85,12 @@ void trampoline(int sig, siginfo_t* info, void* uc) {
   pass_on(sig, info, uc);
 }
 
+// Memory given back to the kernel or the allocator: data still to land in it, or to be read
+// from it, goes first (a failed guard's data is not coming: nothing to wait for).
+void await_given_back(const void* addr, std::size_t len) noexcept {
+  if (g_guard != nullptr) (void)g_guard->await_landed(addr, len);
+}
+
 }  // namespace
 
 std::size_t PageGuard::page_size() noexcept {
@@ -110,6 +118,7 @@ Result<PageGuard*> PageGuard::instance() {
     g_prev[0] = prev;
     g_prev_live.store(0, std::memory_order_release);
     g_guard = g;
+    nic::set_give_back_gate(await_given_back);
   }
   return g_guard;
 }
@@ -144,7 +153,7 @@ Result<PageGuard::Ticket> PageGuard::guard_writes_until_landed(const void* addr,
 
 Result<bool> PageGuard::await_landed(const void* addr, std::size_t len) noexcept {
   bool waited = false;
-  if (len == 0) return waited;
+  if (len == 0 || waiting_.load(std::memory_order_acquire) == 0) return waited;
   const Range r = pages_of(addr, len);
   for (Slot& s : slots_) {
     const std::uint32_t version = s.version.load(std::memory_order_acquire);
@@ -195,10 +204,12 @@ Result<PageGuard::Ticket> PageGuard::protect(const void* addr, std::size_t len, 
   s.why.store(nullptr, std::memory_order_relaxed);
   const std::uint32_t version = s.version.fetch_add(1, std::memory_order_relaxed) + 1;
   // Armed before the pages are protected: no fault can come from them before this store.
+  if (state == kWaiting) waiting_.fetch_add(1, std::memory_order_acq_rel);
   s.state.store(state, std::memory_order_release);
   if (mprotect(reinterpret_cast<void*>(r.lo), r.hi - r.lo, prot) != 0) {
     const int err = errno;
     s.state.store(kFree, std::memory_order_release);
+    if (state == kWaiting) waiting_.fetch_sub(1, std::memory_order_acq_rel);
     return errno_status(err, "page guard: mprotect");
   }
   guards_.fetch_add(1, std::memory_order_relaxed);
@@ -219,6 +230,7 @@ Status PageGuard::land(Ticket t) {
   const int rc = mprotect(reinterpret_cast<void*>(lo), hi - lo, PROT_READ | PROT_WRITE);
   const int err = errno;
   s.state.store(kFree, std::memory_order_release);
+  waiting_.fetch_sub(1, std::memory_order_acq_rel);
   if (rc != 0 && err != ENOMEM) return errno_status(err, "page guard: mprotect");  // ENOMEM: unmapped since
   return Status::Ok();
 }

@@ -31,6 +31,12 @@ constinit ReleaseWatch* g_watches = nullptr;
 constinit std::atomic<std::uintptr_t> g_lo{UINTPTR_MAX};
 constinit std::atomic<std::uintptr_t> g_hi{0};
 constinit const char* g_tracking = "off";
+constinit std::atomic<GiveBackGate> g_gate{nullptr};
+
+void give_back(const void* addr, std::size_t len) noexcept {
+  const GiveBackGate gate = g_gate.load(std::memory_order_acquire);
+  if (gate != nullptr && addr != nullptr && len != 0) gate(addr, len);
+}
 
 void widen(std::atomic<std::uintptr_t>& lo, std::atomic<std::uintptr_t>& hi, std::uintptr_t a, std::uintptr_t b) {
   std::uintptr_t cur = lo.load(std::memory_order_relaxed);
@@ -46,7 +52,9 @@ void on_malloc(const volatile void*, std::size_t) {}
 void on_free(const volatile void* p) {
   if (p == nullptr) return;
   const void* q = const_cast<const void*>(p);
-  note_release(q, __sanitizer_get_allocated_size(q));
+  const std::size_t n = __sanitizer_get_allocated_size(q);
+  give_back(q, n);
+  note_release(q, n);
 }
 #endif
 
@@ -63,6 +71,8 @@ __attribute__((constructor)) void install() {
 #endif
 }
 }  // namespace
+
+void set_give_back_gate(GiveBackGate gate) noexcept { g_gate.store(gate, std::memory_order_release); }
 
 const char* release_tracking() noexcept { return g_tracking; }
 bool releases_tracked() noexcept { return std::strcmp(g_tracking, "off") != 0; }
@@ -134,12 +144,14 @@ void note_release_all() noexcept {
 extern "C" {
 
 int munmap(void* addr, size_t len) noexcept {
+  augur::nic::give_back(addr, len);
   const long rc = syscall(SYS_munmap, addr, len);
   if (rc == 0) augur::nic::note_release(addr, len);
   return static_cast<int>(rc);
 }
 
 void* mmap(void* addr, size_t len, int prot, int flags, int fd, off_t off) noexcept {
+  if ((flags & MAP_FIXED) != 0) augur::nic::give_back(addr, len);
   void* p = reinterpret_cast<void*>(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
   if (p != MAP_FAILED && (flags & MAP_FIXED) != 0) augur::nic::note_release(p, len);  // replaced what was there
   return p;
@@ -153,6 +165,8 @@ void* mremap(void* old, size_t old_len, size_t new_len, int flags, ...) noexcept
     target = va_arg(ap, void*);
     va_end(ap);
   }
+  augur::nic::give_back(old, old_len);
+  if (target != nullptr) augur::nic::give_back(target, new_len);
   void* p = reinterpret_cast<void*>(syscall(SYS_mremap, old, old_len, new_len, flags, target));
   if (p != MAP_FAILED) {
     augur::nic::note_release(old, old_len);
@@ -164,6 +178,7 @@ void* mremap(void* old, size_t old_len, size_t new_len, int flags, ...) noexcept
 void* mmap64(void* addr, size_t len, int prot, int flags, int fd, off_t off) noexcept __attribute__((alias("mmap")));
 
 int madvise(void* addr, size_t len, int advice) noexcept {
+  if (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE) augur::nic::give_back(addr, len);
   const long rc = syscall(SYS_madvise, addr, len, advice);
   // These drop the pages; the next touch maps new ones. (DONTFORK and the rest keep them.)
   if (rc == 0 && (advice == MADV_DONTNEED || advice == MADV_FREE || advice == MADV_REMOVE)) {

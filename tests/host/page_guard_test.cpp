@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
@@ -18,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include "augur/host/page_guard.h"
+#include "augur/nic/mem_release.h"
 
 extern char** environ;
 
@@ -370,6 +372,45 @@ TEST(PageGuard, AwaitLandedWaitsOnlyForWaitingGuardsItOverlaps) {
   EXPECT_TRUE(*over);
   EXPECT_TRUE(landed.load());
   m.view[2 * page] = 1;  // read-write again
+}
+
+// Memory given back while a guard waits for its data (a released send's buffer freed, or
+// munmap'd, the moment MPI_Send returns): the call waits until it has landed, so a device that
+// works on virtual addresses never reads or writes the memory's next owner.
+TEST(PageGuard, MemoryGivenBackWaitsForTheDataOfItsWaitingGuards) {
+  PageGuard& g = guard();
+  const std::size_t page = PageGuard::page_size();
+  const bool by_free = std::strcmp(nic::release_tracking(), "sanitizer-free-hook") == 0;
+  if (!by_free) {
+    ASSERT_STREQ("malloc-hooks", nic::release_tracking());
+  }
+  void* mem = nullptr;
+  if (by_free) {
+    ASSERT_EQ(0, posix_memalign(&mem, page, 3 * page));  // a sanitizer's allocator unmaps or reuses it at once
+  } else {
+    mem = mmap(nullptr, 3 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    ASSERT_NE(MAP_FAILED, mem);
+  }
+  auto* p = static_cast<char*>(mem);
+  Result<PageGuard::Ticket> t = g.guard_writes_until_landed(p + page, page, nullptr, nullptr);
+  ASSERT_TRUE(t.ok()) << t.status().to_string();
+  std::atomic<bool> landed{false};
+  std::thread owner([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    landed = true;
+    EXPECT_TRUE(g.land(*t).ok());
+  });
+  if (by_free) {
+    std::free(mem);
+  } else {
+    EXPECT_EQ(0, munmap(mem, 3 * page));
+  }
+  EXPECT_TRUE(landed.load()) << (by_free ? "free" : "munmap") << " returned before the guard's data landed";
+  owner.join();
+  // Memory no guard holds goes back at once (the gate's fast path).
+  void* other = nullptr;
+  ASSERT_EQ(0, posix_memalign(&other, page, page));
+  std::free(other);
 }
 
 struct Child {

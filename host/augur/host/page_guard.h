@@ -71,7 +71,9 @@ class PageGuard {
   Result<Ticket> guard_writes_until_landed(const void* addr, std::size_t len, Waiter waiter, void* arg);
   // Waits (calling each guard's waiter) until no waiting guard holds a page of [addr, addr + len):
   // for a caller about to hand the memory to something a fault would not stop (a NIC, a system
-  // call); true if it waited. kDataLoss if one of them was failed.
+  // call); true if it waited. kDataLoss if one of them was failed. One atomic load when no
+  // waiting guard is set. The guard also runs it before memory is given back (free, munmap:
+  // nic::set_give_back_gate), so that no data lands in, or is read from, its next owner.
   Result<bool> await_landed(const void* addr, std::size_t len) noexcept;
   // The owner's side: the range's data is in; the pages become read-write and waiting touches go
   // on. kNotFound for a ticket already landed or released.
@@ -131,6 +133,7 @@ class PageGuard {
   };
   Slot slots_[kMaxGuards];
   std::atomic<std::uint64_t> guards_{0}, touches_{0}, foreign_{0}, rechained_{0}, waits_{0};
+  std::atomic<std::uint32_t> waiting_{0};  // slots in kWaiting or kLost
 };
 
 }  // namespace augur::host

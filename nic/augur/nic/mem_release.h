@@ -32,6 +32,15 @@ void note_release(const void* addr, std::size_t len) noexcept;
 // Everything may have changed (shmdt of an unknown size, or too many ranges to keep).
 void note_release_all() noexcept;
 
+// Runs before memory is given back (every free() in sanitizer builds, whose allocators unmap and
+// reuse at once; munmap, mremap, madvise(DONTNEED/FREE/REMOVE) and MAP_FIXED mmap otherwise), on
+// the thread giving it back. The page guard installs one that waits for data still to be read
+// from, or written into, that memory by a released send or receive: a device that works on
+// virtual addresses (loopback) would otherwise read or write the memory's next owner, and a
+// waiting wait is what the MPI call itself would have done without early release.
+using GiveBackGate = void (*)(const void* addr, std::size_t len) noexcept;
+void set_give_back_gate(GiveBackGate gate) noexcept;
+
 class ReleaseWatch {
  public:
   static constexpr std::size_t kMaxRanges = 32;
